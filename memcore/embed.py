@@ -1,0 +1,69 @@
+"""Embedders turn text into a dense unit vector; cosine similarity is a dot product.
+
+``hashing`` is the seed's dependency-free bag of words: 32-bit FNV-1a of each
+token's UTF-8 bytes modulo the dimension, bucket weight ``1 + ln(count)``,
+L2-normalised (an empty text is the zero vector, so its cosine is 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+
+from memcore.text import tokenize
+
+FNV_OFFSET = 2166136261
+FNV_PRIME = 16777619
+
+
+def fnv1a_32(data: bytes) -> int:
+    h = FNV_OFFSET
+    for byte in data:
+        h = ((h ^ byte) * FNV_PRIME) & 0xFFFFFFFF
+    return h
+
+
+class Embedder(Protocol):
+    dim: int
+
+    def embed(self, text: str) -> np.ndarray: ...
+
+
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {}
+
+
+def register_embedder(name: str) -> Callable[[Callable[[], Embedder]], Callable[[], Embedder]]:
+    def deco(factory: Callable[[], Embedder]) -> Callable[[], Embedder]:
+        if name in EMBEDDERS:
+            raise ValueError(f"embedder {name!r} is registered twice")
+        EMBEDDERS[name] = factory
+        return factory
+
+    return deco
+
+
+@register_embedder("hashing")
+class HashingEmbedder:
+    """Bag-of-words hashing embedder (deterministic, no dependencies)."""
+
+    def __init__(self, dim: int = 512) -> None:
+        self.dim = dim
+        self._bucket = lru_cache(maxsize=65536)(self._bucket_uncached)
+
+    def _bucket_uncached(self, token: str) -> int:
+        return fnv1a_32(token.encode("utf-8")) % self.dim
+
+    def embed(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim)
+        counts = Counter(self._bucket(tok) for tok in tokenize(text))
+        if not counts:
+            return vec
+        for bucket, count in counts.items():
+            vec[bucket] = 1.0 + math.log(count)
+        vec /= math.sqrt(float(vec @ vec))
+        return vec

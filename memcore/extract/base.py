@@ -1,0 +1,38 @@
+"""The extractor interface, the lexicon it is configured with, and the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Entity names and (canonical phrase, attribute) pairs an extractor knows."""
+
+    entities: tuple[str, ...]
+    phrases: tuple[tuple[str, str], ...]
+
+    def slots(self) -> tuple[str, ...]:
+        """Every slot key, entity-major: the label set of a learned extractor."""
+        return tuple(f"{e}.{a}" for e in self.entities for _, a in self.phrases)
+
+
+class Extractor(Protocol):
+    def extract(self, text: str) -> str | None:
+        """The slot key ``"entity.attribute"`` the text asserts, or ``None``."""
+        ...
+
+
+EXTRACTORS: dict[str, Callable[[Lexicon], Extractor]] = {}
+
+
+def register_extractor(name: str) -> Callable[[Callable[[Lexicon], Extractor]], Callable[[Lexicon], Extractor]]:
+    def deco(factory: Callable[[Lexicon], Extractor]) -> Callable[[Lexicon], Extractor]:
+        if name in EXTRACTORS:
+            raise ValueError(f"extractor {name!r} is registered twice")
+        EXTRACTORS[name] = factory
+        return factory
+
+    return deco

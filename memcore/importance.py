@@ -1,0 +1,14 @@
+"""The heuristic importance scorer of the seed (an LLM could replace it)."""
+
+from __future__ import annotations
+
+SALIENT = frozenset(
+    "prefers favorite always never allergic birthday deadline password lives works "
+    "married now changed moved switched important".split()
+)
+
+
+def heuristic_importance(tokens: list[str]) -> float:
+    """``min(1, min(1, 0.3 + 0.25·salient) + min(0.2, 0.02·tokens))``."""
+    salient = sum(1 for tok in tokens if tok in SALIENT)
+    return min(1.0, min(1.0, 0.3 + 0.25 * salient) + min(0.2, 0.02 * len(tokens)))

@@ -1,0 +1,77 @@
+"""The forgetting-policy interface and its registry.
+
+A policy only reacts; the store owns the loop. It gets the store's columns and
+returns what to remove (``Removal``); it never removes anything itself, so every
+removal goes through ``MemoryStore`` and lands in the forget log.
+
+Hooks, all optional (the base class does nothing):
+- ``on_add(cols, row, now)``: after supersession marking and the insert.
+- ``on_access(cols, rows, now)``: after a retrieval returned ``rows``.
+- ``on_tick(cols, now)``: at a day boundary.
+- ``strength(cols, now)``: ranking strength of rows ``[0, n)``, or ``None`` for 1.
+A capacity-bounded policy sets ``capacity``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from memcore.columns import Columns
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """A policy without parameters."""
+
+
+@dataclass(frozen=True)
+class Removal:
+    """Rows to remove, why, and the score each had when it was judged."""
+
+    rows: np.ndarray
+    reason: str
+    scores: np.ndarray
+
+
+class Policy:
+    """Base class: never forgets, ranks everything at strength 1."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    Params: ClassVar[type] = NoParams
+    capacity: int | None = None
+
+    def __init__(self, params: Any = None) -> None:
+        self.params = params if params is not None else self.Params()
+
+    def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+        return None
+
+    def on_access(self, cols: Columns, rows: np.ndarray, now: int) -> Removal | None:
+        return None
+
+    def on_tick(self, cols: Columns, now: int) -> Removal | None:
+        return None
+
+    def strength(self, cols: Columns, now: int) -> np.ndarray | None:
+        return None
+
+
+POLICIES: dict[str, type[Policy]] = {}
+
+
+def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
+    """Class decorator registering a policy under ``name`` (duplicates raise)."""
+
+    def deco(cls: type[Policy]) -> type[Policy]:
+        if name in POLICIES:
+            raise ValueError(f"policy {name!r} is registered twice")
+        cls.name = name
+        POLICIES[name] = cls
+        return cls
+
+    return deco

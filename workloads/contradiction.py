@@ -1,0 +1,151 @@
+"""The Forgetting-Bench stream: facts, value updates (some phrased to defeat an
+extractor), distractors and interleaved queries, with the current value of every
+slot known at every turn. Faithful draw-for-draw to the seed's generator."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth
+from workloads.registry import Vocabulary, register_workload
+
+ENTITIES = ("alice", "bob", "carol", "dan", "erin", "frank", "grace", "heidi", "ivan", "judy")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    phrase: str
+    values: tuple[str, ...]
+    hard: tuple[str, str]
+
+
+ATTRIBUTES = (
+    Attribute("home_city", "home city",
+              ("boston", "denver", "austin", "seattle", "miami", "portland"),
+              ("{E} relocated to {v}.", "{E} settled down in {v}.")),
+    Attribute("job_title", "job title",
+              ("engineer", "teacher", "nurse", "pilot", "chef", "lawyer"),
+              ("{E} started working as a {v}.", "{E} was promoted to {v}.")),
+    Attribute("favorite_food", "favorite food",
+              ("ramen", "tacos", "sushi", "pizza", "curry", "falafel"),
+              ("{E} cannot stop eating {v} lately.", "{E} is obsessed with {v} now.")),
+    Attribute("phone_model", "phone model",
+              ("pixel", "iphone", "galaxy", "nokia", "oneplus", "moto"),
+              ("{E} switched to a {v}.", "{E} upgraded to a {v}.")),
+    Attribute("current_project", "current project",
+              ("atlas", "orbit", "delta", "nimbus", "vertex", "cobalt"),
+              ("{E} moved onto {v}.", "{E} now leads {v}.")),
+    Attribute("salary", "salary",
+              ("90k", "100k", "110k", "120k", "130k", "140k"),
+              ("{E} got a raise to {v}.", "{E} now earns {v}.")),
+)
+
+SUBJECTS = ("the weather", "a coworker", "the team", "a stranger", "the news", "a podcast")
+PREDICATES = (
+    "mentioned a delayed train this morning",
+    "was surprisingly cheerful today",
+    "talked about a movie over lunch",
+    "spotted a hawk near the parking lot",
+    "recommended a new coffee shop downtown",
+    "complained about the printer again",
+)
+
+# Entity-major: the order of the query pool.
+SLOTS = tuple((e, a) for e in ENTITIES for a in ATTRIBUTES)
+
+# Query categories: the kind of the slot's last write.
+CATEGORY = {"fact": "fact", "canonical_update": "canonical", "hard_update": "hard"}
+
+
+def slot_key(entity: str, attr: Attribute) -> str:
+    return f"{entity}.{attr.name}"
+
+
+@dataclass(frozen=True)
+class ContradictionParams:
+    """Parameters of the ``contradiction`` workload."""
+
+    p_query: float = 0.12
+    p_update: float = 0.18
+    p_hard: float = 0.4
+
+    def __post_init__(self) -> None:
+        for name in ("p_query", "p_update", "p_hard"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {v}")
+        if self.p_query + self.p_update > 1.0:
+            raise ValueError(
+                f"p_query + p_update must be at most 1, got {self.p_query + self.p_update}"
+            )
+
+
+@register_workload
+class Contradiction:
+    """Forgetting-Bench: 10 entities × 6 attributes, updates, distractors, queries."""
+
+    name = "contradiction"
+    version = "1"
+    horizon_unit = "turns"
+    default_horizon = 3000
+    Params = ContradictionParams
+
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary(ENTITIES, tuple((a.phrase, a.name) for a in ATTRIBUTES))
+
+    def events(self, seed: int, horizon: int, params: ContradictionParams) -> Iterator[Event]:
+        rng = random.Random(seed)
+        current: dict[tuple[str, Attribute], str] = {}
+        history: dict[tuple[str, Attribute], set[str]] = {}
+        last_kind: dict[tuple[str, Attribute], str] = {}
+
+        def assign(slot: tuple[str, Attribute], t: int) -> Observe:
+            entity, attr = slot
+            old = current.get(slot)
+            value = rng.choice([v for v in attr.values if v != old])
+            title = entity.title()
+            if old is None:
+                kind, text = "fact", f"{title}'s {attr.phrase} is {value}."
+            elif rng.random() < params.p_hard:
+                kind, text = "hard_update", rng.choice(attr.hard).format(E=title, v=value)
+            else:
+                kind, text = "canonical_update", f"{title}'s {attr.phrase} is now {value}."
+            current[slot] = value
+            history.setdefault(slot, set()).add(value)
+            last_kind[slot] = kind
+            return Observe(t, text, ObserveTruth(slot_key(entity, attr), value, kind))
+
+        order = list(SLOTS)
+        rng.shuffle(order)
+        n_seed = min(len(order), horizon)
+        for t in range(n_seed):
+            yield assign(order[t], t)
+        p_upd = params.p_query + params.p_update
+        for t in range(n_seed, horizon):
+            r = rng.random()
+            if r < params.p_query:
+                entity, attr = rng.choice([s for s in SLOTS if s in current])
+                value = current[(entity, attr)]
+                yield Query(
+                    t,
+                    f"What is {entity.title()}'s {attr.phrase}?",
+                    QueryTruth(
+                        slot_key(entity, attr),
+                        value,
+                        frozenset(history[(entity, attr)] - {value}),
+                        CATEGORY[last_kind[(entity, attr)]],
+                    ),
+                )
+            elif r < p_upd:
+                yield assign(rng.choice(SLOTS), t)
+            else:
+                subject = rng.choice(SUBJECTS)
+                predicate = rng.choice(PREDICATES)
+                yield Observe(
+                    t,
+                    f"{subject[0].upper()}{subject[1:]} {predicate}.",
+                    ObserveTruth(None, None, "distractor"),
+                )
