@@ -1,0 +1,6 @@
+"""Adapters: every memory under test, reference or incumbent, behind one interface."""
+
+from runner.adapters import reference as _reference  # noqa: F401  (registers)
+from runner.adapters.base import MEMORIES, Hit, MemoryAdapter, MemoryKind, register_memory
+
+__all__ = ["MEMORIES", "Hit", "MemoryAdapter", "MemoryKind", "register_memory"]

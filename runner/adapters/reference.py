@@ -1,0 +1,69 @@
+"""The reference adapter: memcore's store with one registered policy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memcore import EMBEDDERS, EXTRACTORS, POLICIES, Lexicon, MemoryStore, StoreParams
+from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.errors import FbenchError, lookup
+from workloads import Vocabulary
+
+
+class ReferenceAdapter:
+    """Wraps ``memcore.MemoryStore``; hits carry the harness's observation ids."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
+        self.store.add(text, t, obs_id, meta)
+
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        return [Hit(h.obs_id, h.score) for h in self.store.retrieve(text, t, k)]
+
+    def tick(self, t: int) -> None:
+        self.store.tick(t)
+
+    def holds(self, obs_id: int) -> bool:
+        return self.store.holds(obs_id)
+
+    def size(self) -> int:
+        return self.store.size
+
+    def tokens(self) -> int:
+        return self.store.live_tokens
+
+    def linked_slot(self, obs_id: int) -> str | None:
+        return self.store.slot_of(obs_id)
+
+    def forgotten(self) -> dict[str, int]:
+        return self.store.forget_log.counts()
+
+
+def build_reference(policy_name: str) -> Any:
+    def build(policy_params: Any, store_params: StoreParams, vocab: Vocabulary) -> ReferenceAdapter:
+        policy = POLICIES[policy_name](policy_params)
+        embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")()
+        make_extractor = lookup(EXTRACTORS, store_params.extractor, "extractor")
+        try:
+            extractor = make_extractor(Lexicon(vocab.entities, vocab.phrases))
+        except ValueError as exc:
+            raise FbenchError(str(exc)) from None
+        return ReferenceAdapter(MemoryStore(policy, embedder, extractor, store_params))
+
+    return build
+
+
+for _name, _cls in sorted(POLICIES.items()):
+    register_memory(
+        MemoryKind(
+            name=_name,
+            family="reference",
+            description=_cls.description,
+            Params=_cls.Params,
+            StoreParams=StoreParams,
+            build=build_reference(_name),
+        )
+    )

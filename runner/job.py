@@ -1,0 +1,139 @@
+"""Running one job: feed a workload's stream through a memory and score it.
+
+The memory sees only text, time and meta; the harness keeps the ground truth
+(which observation asserted which slot value) and judges every query with it.
+The result is one row per checkpoint (20 evenly spaced, the last at the
+horizon): size and tokens at that time, quality metrics over the queries so far.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.adapters import MemoryAdapter
+from runner.metrics import CATEGORIES, QUALITY, score_query
+from runner.resolve import materialize
+from runner.spec import JobSpec
+from workloads import Observe, Query, Tick
+
+N_CHECKPOINTS = 20
+HARD_KINDS = {"canonical_update": "canonical", "hard_update": "hard"}
+
+
+@dataclass
+class JobResult:
+    spec: JobSpec
+    rows: list[dict[str, Any]]
+    resolved_params: dict[str, Any] = field(default_factory=dict)
+    forgotten: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def final(self) -> dict[str, Any]:
+        return self.rows[-1]
+
+    def metrics(self) -> dict[str, Any]:
+        """The final row's metric values (checkpoint coordinates dropped)."""
+        return {k: v for k, v in self.final.items() if k not in ("t", "fraction")}
+
+
+def checkpoints(horizon: int, n: int = N_CHECKPOINTS) -> list[int]:
+    """Distinct, increasing checkpoint times ending at ``horizon``."""
+    return sorted({math.ceil(horizon * i / n) for i in range(1, n + 1)})
+
+
+class _Run:
+    """The state of one job while its stream flows."""
+
+    def __init__(self, memory: MemoryAdapter, k: int) -> None:
+        self.memory = memory
+        self.k = k
+        self.truth_of: dict[int, tuple[str, str]] = {}
+        self.current_obs: dict[str, int] = {}
+        self.next_obs = 0
+        self.peak = 0
+        cats = ("all", *CATEGORIES)
+        self.sums = {c: dict.fromkeys(QUALITY, 0.0) for c in cats}
+        self.counts = dict.fromkeys(cats, 0)
+        self.linked = {"canonical": [0, 0], "hard": [0, 0]}
+        self.false_links = 0
+        self.n_obs = 0
+        self.diagnoses = hasattr(memory, "linked_slot")
+        self.handlers = {Observe: self.observe, Query: self.query, Tick: self.tick}
+
+    def observe(self, ev: Observe) -> None:
+        obs = self.next_obs
+        self.next_obs += 1
+        self.memory.observe(obs, ev.t, ev.text, ev.meta)
+        truth = ev.truth
+        if truth.slot is not None and truth.value is not None:
+            self.truth_of[obs] = (truth.slot, truth.value)
+            self.current_obs[truth.slot] = obs
+        if self.diagnoses:
+            linked = self.memory.linked_slot(obs)
+            self.n_obs += 1
+            if linked is not None and linked != truth.slot:
+                self.false_links += 1
+            cat = HARD_KINDS.get(truth.kind)
+            if cat is not None:
+                self.linked[cat][0] += linked == truth.slot
+                self.linked[cat][1] += 1
+        self.peak = max(self.peak, self.memory.size())
+
+    def query(self, ev: Query) -> None:
+        truth = ev.truth
+        hits = [h.obs_id for h in self.memory.query(ev.t, ev.text, self.k)]
+        current = self.current_obs.get(truth.slot)
+        forgotten = current is not None and not self.memory.holds(current)
+        values = score_query(hits, truth.slot, truth.value, self.truth_of, forgotten).values()
+        for cat in ("all", truth.category):
+            self.counts[cat] += 1
+            sums = self.sums[cat]
+            for name, v in values.items():
+                sums[name] += v
+
+    def tick(self, ev: Tick) -> None:
+        self.memory.tick(ev.t)
+
+    def snapshot(self, t: int, fraction: float, wall: float) -> dict[str, Any]:
+        nan = float("nan")
+        row: dict[str, Any] = {"t": t, "fraction": fraction}
+        for cat in ("all", *CATEGORIES):
+            n = self.counts[cat]
+            suffix = "" if cat == "all" else f"_{cat}"
+            for name in QUALITY:
+                row[name + suffix] = self.sums[cat][name] / n if n else nan
+            row["n_queries" + suffix] = n
+        row["final_size"] = self.memory.size()
+        row["peak_size"] = self.peak
+        row["final_tokens"] = self.memory.tokens()
+        row["n_forgotten"] = sum(self.memory.forgotten().values())
+        for cat, (hit, total) in self.linked.items():
+            row[f"extract_link_{cat}"] = hit / total if self.diagnoses and total else nan
+        row["extract_false_link"] = (
+            self.false_links / self.n_obs if self.diagnoses and self.n_obs else nan
+        )
+        row["wall_s"] = wall
+        return row
+
+
+def run_job(spec: JobSpec) -> JobResult:
+    """Run one job in-process and return its checkpoint rows."""
+    r = materialize(spec)
+    memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
+    run = _Run(memory, spec.k)
+    cps = checkpoints(spec.horizon)
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    handlers = run.handlers
+    for ev in r.workload.events(spec.seed, spec.horizon, r.workload_params):
+        while len(rows) < len(cps) and ev.t >= cps[len(rows)]:
+            cp = cps[len(rows)]
+            rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
+        handlers[type(ev)](ev)  # type: ignore[operator]
+    while len(rows) < len(cps):
+        cp = cps[len(rows)]
+        rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
+    return JobResult(spec, rows, r.full_params(), memory.forgotten())

@@ -1,0 +1,58 @@
+"""Scoring one query against ground truth the memory never saw.
+
+Each retrieved item is judged by the true slot and value of the observation it
+came from (never by extraction): the queried slot with the current value is
+correct, the queried slot with another value is stale, anything else neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QueryScore:
+    retrieved: int
+    correct: int
+    stale: int
+    top1_correct: bool
+    current_forgotten: bool
+
+    def values(self) -> dict[str, float]:
+        """The per-query values of the quality metrics (their mean is the metric)."""
+        n = self.retrieved
+        return {
+            "contradiction_rate": float(self.stale > 0),
+            "stale_fraction": self.stale / n if n else 0.0,
+            "recall_at_k": float(self.correct > 0),
+            "accuracy_at_1": float(self.top1_correct),
+            "precision": self.correct / n if n else 0.0,
+            "false_forget_rate": float(self.current_forgotten),
+        }
+
+
+def score_query(
+    hits: Sequence[int],
+    slot: str,
+    value: str,
+    truth_of: Mapping[int, tuple[str, str]],
+    current_forgotten: bool,
+) -> QueryScore:
+    """Judge the retrieved observation ids ``hits`` (best first) for ``slot=value``.
+
+    ``truth_of`` maps an observation id to its true ``(slot, value)``; ids absent
+    from it carry no slot.
+    """
+    correct = stale = 0
+    top1 = False
+    for i, obs in enumerate(hits):
+        truth = truth_of.get(obs)
+        if truth is None or truth[0] != slot:
+            continue
+        if truth[1] == value:
+            correct += 1
+            top1 = top1 or i == 0
+        else:
+            stale += 1
+    return QueryScore(len(hits), correct, stale, top1, current_forgotten)

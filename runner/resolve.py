@@ -1,0 +1,79 @@
+"""The CLI/config boundary: names and raw parameters in, a validated ``JobSpec`` out,
+and back from a spec to the live objects a job needs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from runner.adapters import MEMORIES, MemoryKind
+from runner.errors import FbenchError, lookup
+from runner.params import Scalar, build, resolve
+from runner.spec import JobSpec
+from workloads import WORKLOADS, Workload
+
+
+@dataclass(frozen=True)
+class Resolved:
+    workload: Workload
+    workload_params: Any
+    memory: MemoryKind
+    policy_params: Any
+    store_params: Any
+
+    def full_params(self) -> dict[str, Scalar]:
+        """Every parameter, defaults included, as canonical ``namespace.key``."""
+        out: dict[str, Scalar] = {}
+        for ns, obj in (("workload", self.workload_params), ("policy", self.policy_params),
+                        ("store", self.store_params)):
+            if obj is not None:
+                out.update({f"{ns}.{k}": v for k, v in dataclasses.asdict(obj).items()})
+        return out
+
+
+def declared(memory: MemoryKind, workload: Workload) -> dict[str, type]:
+    spaces: dict[str, type] = {"policy": memory.Params, "workload": workload.Params}
+    if memory.StoreParams is not None:
+        spaces["store"] = memory.StoreParams
+    return spaces
+
+
+def make_spec(
+    workload: str,
+    policy: str,
+    seed: int,
+    horizon: int | None = None,
+    k: int = 5,
+    params: Iterable[tuple[str, Scalar]] = (),
+) -> JobSpec:
+    """Validate names and values; every problem is a one-line ``FbenchError``."""
+    w = lookup(WORKLOADS, workload, "workload")
+    m = lookup(MEMORIES, policy, "policy")
+    if horizon is None:
+        horizon = w.default_horizon
+    if horizon <= 0:
+        raise FbenchError(f"horizon must be a positive number of {w.horizon_unit}, got {horizon}")
+    if k <= 0:
+        raise FbenchError(f"k must be a positive number of retrieved items, got {k}")
+    if seed < 0:
+        raise FbenchError(f"seed must be non-negative, got {seed}")
+    where = {"policy": f"policy {policy!r}", "workload": f"workload {workload!r}",
+             "store": "the reference store"}
+    canonical = resolve(params, declared(m, w), where)
+    return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k)
+
+
+def materialize(spec: JobSpec) -> Resolved:
+    w = lookup(WORKLOADS, spec.workload, "workload")
+    m = lookup(MEMORIES, spec.policy, "policy")
+    params = dict(spec.params)
+    return Resolved(
+        workload=w,
+        workload_params=build(w.Params, params, "workload", spec.workload),
+        memory=m,
+        policy_params=build(m.Params, params, "policy", spec.policy),
+        store_params=(build(m.StoreParams, params, "store", "the reference store")
+                      if m.StoreParams is not None else None),
+    )
