@@ -1,0 +1,29 @@
+.PHONY: install test lint typecheck golden bench weights check-weights results
+
+PY ?= python
+
+install:
+	$(PY) -m pip install "torch==2.13.0"
+	$(PY) -m pip install -e ".[dev]"
+
+test:
+	$(PY) -m pytest -q
+
+lint:
+	$(PY) -m ruff check .
+
+typecheck:
+	$(PY) -m mypy
+
+# Regenerate the exact golden files in tests/golden/ (review the diff before committing).
+golden:
+	$(PY) -m tests.regen_golden
+
+bench:
+	$(PY) benchmarks/bench_run.py
+
+weights:
+	fbench train all
+
+check-weights:
+	fbench train all --check

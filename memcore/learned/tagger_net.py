@@ -1,0 +1,76 @@
+"""The slot tagger's network and features.
+
+Features are hashed unigrams and bigrams of ``memcore.text.tokenize(text)``
+(32-bit FNV-1a modulo ``buckets``); the network is
+``EmbeddingBag(sum) + bias -> ReLU -> Linear`` giving logits over
+``len(labels) + 1`` classes, class 0 meaning "no slot".
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import torch
+from torch import nn
+
+from memcore.embed import fnv1a_32
+from memcore.learned.weights import WeightsFile
+from memcore.text import tokenize
+
+BUCKETS = 2048
+HIDDEN = 32
+LABELS_KEY = "labels"  # metadata key: JSON list of slot labels, class i + 1 = labels[i]
+
+
+@lru_cache(maxsize=65536)
+def _hash(feature: str) -> int:
+    return fnv1a_32(feature.encode("utf-8"))
+
+
+def featurize(text: str, buckets: int = BUCKETS) -> list[int]:
+    """Bucket ids of the text's unigrams, then its bigrams (empty for no tokens)."""
+    tokens = tokenize(text)
+    feats = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
+    return [_hash(f) % buckets for f in feats]
+
+
+class TaggerNet(nn.Module):
+    """Bag of hashed n-grams -> one hidden ReLU layer -> class logits."""
+
+    def __init__(self, buckets: int, hidden: int, classes: int) -> None:
+        super().__init__()
+        self.bag = nn.EmbeddingBag(buckets, hidden, mode="sum")
+        self.bias = nn.Parameter(torch.zeros(hidden))
+        self.out = nn.Linear(hidden, classes)
+
+    @property
+    def buckets(self) -> int:
+        return int(self.bag.num_embeddings)
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        """Logits ``(bags, classes)`` for flat ``ids`` split into bags at ``offsets``."""
+        hidden = torch.relu(self.bag(ids, offsets) + self.bias)
+        return self.out(hidden)
+
+
+def tagger_weights(net: TaggerNet, labels: tuple[str, ...]) -> WeightsFile:
+    """The file contents for a trained tagger and its label list."""
+    tensors = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    return WeightsFile(tensors, {LABELS_KEY: json.dumps(list(labels))})
+
+
+def tagger_from_weights(weights: WeightsFile) -> tuple[TaggerNet, tuple[str, ...]]:
+    """Rebuild the network (shapes read from the tensors) and its labels; never trains."""
+    if LABELS_KEY not in weights.metadata:
+        raise ValueError(f"tagger weights carry no {LABELS_KEY!r} metadata")
+    labels = tuple(json.loads(weights.metadata[LABELS_KEY]))
+    buckets, hidden = weights.tensors["bag.weight"].shape
+    classes = weights.tensors["out.weight"].shape[0]
+    if classes != len(labels) + 1:
+        raise ValueError(f"tagger weights have {classes} classes for {len(labels)} labels")
+    net = TaggerNet(int(buckets), int(hidden), int(classes))
+    net.load_state_dict(weights.tensors, strict=True)
+    net.eval()
+    net.requires_grad_(False)
+    return net, labels

@@ -1,0 +1,204 @@
+"""The ``fbench`` command line (Typer). Bad input is one line on stderr, exit 2."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from runner.errors import FbenchError
+
+app = typer.Typer(
+    name="fbench",
+    help="Benchmark whether agent memory forgets well.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def user_errors(fn: F) -> F:
+    """Turn an ``FbenchError`` into one line on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except FbenchError as exc:
+            err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.3f}"
+    return str(value)
+
+
+@app.command()
+@user_errors
+def run(
+    workload: Annotated[str, typer.Option(help="Workload name (see `fbench list workloads`).")],
+    policy: Annotated[str, typer.Option(help="Policy name (see `fbench list policies`).")],
+    seed: Annotated[int, typer.Option(help="Seed of the workload's stream.")] = 0,
+    horizon: Annotated[
+        int | None, typer.Option(help="Length in the workload's unit (default: its own).")
+    ] = None,
+    k: Annotated[int, typer.Option(help="Items retrieved per query.")] = 5,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(help="namespace.key=value (policy., workload., store.); repeatable."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Run one job in-process and print its metrics."""
+    from runner.job import run_job
+    from runner.metrics import METRICS
+    from runner.params import split_assignment
+    from runner.resolve import make_spec
+
+    spec = make_spec(workload, policy, seed, horizon, k,
+                     [split_assignment(p) for p in param or []])
+    result = run_job(spec)
+    metrics = result.metrics()
+    if as_json:
+        doc = {"spec": spec.to_dict() | {"job_id": spec.job_id},
+               "metrics": {k: _plain(v) for k, v in metrics.items()}}
+        sys.stdout.write(json.dumps(doc, sort_keys=False) + "\n")
+        return
+    table = Table(title=f"{spec.workload} × {spec.policy}, seed {spec.seed}, "
+                        f"horizon {spec.horizon}, k={spec.k}  [{spec.job_id}]")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("want")
+    for name, metric in METRICS.items():
+        if name in metrics:
+            table.add_row(name, _fmt(metrics[name]), metric.direction)
+    out.print(table)
+
+
+LISTERS: dict[str, Callable[[], Table]] = {}
+
+
+def lister(name: str) -> Callable[[Callable[[], Table]], Callable[[], Table]]:
+    def deco(fn: Callable[[], Table]) -> Callable[[], Table]:
+        LISTERS[name] = fn
+        return fn
+
+    return deco
+
+
+def _params_text(cls: type | None) -> str:
+    if cls is None:
+        return ""
+    from runner.params import fields_of
+
+    return ", ".join(f"{k}={d!r}" for k, (_, d) in fields_of(cls).items()) or "-"
+
+
+@lister("policies")
+def _list_policies() -> Table:
+    from runner.adapters import MEMORIES
+
+    t = Table("policy", "family", "parameters (policy.*)", "description")
+    for name, kind in sorted(MEMORIES.items()):
+        t.add_row(name, kind.family, _params_text(kind.Params), kind.description)
+    return t
+
+
+@lister("workloads")
+def _list_workloads() -> Table:
+    from workloads import WORKLOADS
+
+    t = Table("workload", "version", "horizon unit", "default horizon", "parameters (workload.*)")
+    for name, w in sorted(WORKLOADS.items()):
+        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params))
+    return t
+
+
+@lister("metrics")
+def _list_metrics() -> Table:
+    from runner.metrics import METRICS
+
+    t = Table("metric", "want", "description")
+    for name, m in METRICS.items():
+        t.add_row(name, m.direction, m.description)
+    return t
+
+
+@lister("store")
+def _list_store() -> Table:
+    from memcore import EMBEDDERS, EXTRACTORS, StoreParams
+
+    t = Table("axis", "choices or defaults")
+    t.add_row("parameters (store.*)", _params_text(StoreParams))
+    t.add_row("store.extractor", ", ".join(sorted(EXTRACTORS)))
+    t.add_row("store.embedder", ", ".join(sorted(EMBEDDERS)))
+    return t
+
+
+@app.command("list")
+@user_errors
+def list_cmd(
+    what: Annotated[str, typer.Argument(help="policies, workloads, metrics or store.")],
+) -> None:
+    """List registered policies, workloads, metrics or store axes."""
+    from runner.errors import lookup
+
+    out.print(lookup(LISTERS, what, "listing")())
+
+
+@app.command()
+@user_errors
+def train(
+    model: Annotated[str, typer.Argument(help="tagger, forget or all.")] = "all",
+    check: Annotated[
+        bool, typer.Option(help="Retrain and compare with the shipped weights; write nothing.")
+    ] = False,
+) -> None:
+    """Retrain the shipped PyTorch weights deterministically (bit-for-bit)."""
+    from runner.errors import lookup
+    from runner.train import TRAINERS, check_weights, write_weights
+
+    names = sorted(TRAINERS) if model == "all" else [model]
+    for name in names:
+        lookup(TRAINERS, name, "model")
+    failed = []
+    for name in names:
+        if check:
+            same = check_weights(name)
+            out.print(f"{name}: {'identical to' if same else 'DIFFERS from'} the shipped weights")
+            if not same:
+                failed.append(name)
+        else:
+            path = write_weights(name)
+            out.print(f"{name}: wrote {path}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

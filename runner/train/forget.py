@@ -1,0 +1,106 @@
+"""Train the learned-forget network to imitate a retention rule on synthetic rows.
+
+The rule (the network's teacher): slotted entries follow the Ebbinghaus curve
+``R = exp(-age/S)``, ``S = 150·(1 + 4·importance)``, times 0.05 when superseded;
+unslotted entries ``R = exp(-age/80)`` (so they fall below 0.02 after ~313 turns).
+The log-retention target is clipped below at ``ln(1e-4)``. The ranking strength
+target is 0.05 for a superseded entry, else 1.
+
+Rows are sampled from a seeded generator; training is full-batch Adam under
+``deterministic``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import torch
+import torch.nn.functional as F
+
+from memcore.learned.forget_net import (
+    AGE_SCALE,
+    FEATURES,
+    FEATURES_KEY,
+    HIDDEN,
+    OUTPUTS,
+    ForgetNet,
+)
+from runner.train.common import deterministic
+
+TAU = 150.0
+GAIN = 4.0
+SUPERSEDED_FACTOR = 0.05
+UNSLOTTED_TAU = 80.0
+LOG_FLOOR = math.log(1e-4)
+
+SEED = 0
+ROWS = 8192
+STEPS = 1500
+LR = 1e-2
+MAX_AGE = 8000.0   # the rule is flat (clipped) beyond ~6,900 turns for any importance
+NEAR_AGE = 1000.0  # a share of rows is drawn densely where the short lifetimes end
+
+
+def rule_log_retention(x: torch.Tensor) -> torch.Tensor:
+    """The rule's clipped log-retention of feature rows ``[age/1000, imp, sup, slotted]``."""
+    age = x[:, 0].double() * AGE_SCALE
+    imp, sup, slotted = x[:, 1].double(), x[:, 2].double() > 0.5, x[:, 3].double() > 0.5
+    stability = TAU * (1.0 + GAIN * imp)
+    slotted_log = -age / stability + torch.where(sup, math.log(SUPERSEDED_FACTOR), 0.0)
+    log_r = torch.where(slotted, slotted_log, -age / UNSLOTTED_TAU)
+    return log_r.clamp(min=LOG_FLOOR)
+
+
+def rule_strength(x: torch.Tensor) -> torch.Tensor:
+    """The rule's ranking strength: 0.05 when superseded, else 1."""
+    return torch.where(x[:, 2] > 0.5, SUPERSEDED_FACTOR, 1.0).double()
+
+
+def sample_rows(n: int, generator: torch.Generator) -> torch.Tensor:
+    """``n`` synthetic feature rows: ages up to ``MAX_AGE`` (a third of them below
+    ``NEAR_AGE``), uniform importance, and the (superseded, slotted) cases a store
+    produces (slotted fresh, slotted superseded, unslotted) plus a few unslotted
+    superseded rows so the network is defined there too."""
+    u = torch.rand(n, 4, generator=generator, dtype=torch.float64)
+    near = u[:, 3] < 1 / 3
+    age = torch.where(near, u[:, 0] * NEAR_AGE, u[:, 0] * MAX_AGE)
+    case = (u[:, 2] * 10).floor()  # 0-2 fresh slotted, 3-5 superseded, 6-8 unslotted, 9 both
+    sup = (case >= 3) & (case <= 5) | (case == 9)
+    slotted = case <= 5
+    x = torch.stack([age / AGE_SCALE, u[:, 1], sup.double(), slotted.double()], dim=1)
+    return x.float()
+
+
+def train_forget() -> dict[str, torch.Tensor]:
+    """Train the forget network from scratch; returns its state dict (deterministic)."""
+    with deterministic(SEED):
+        gen = torch.Generator().manual_seed(SEED)
+        x = sample_rows(ROWS, gen)
+        log_r = rule_log_retention(x).float()
+        strength = rule_strength(x).float()
+        net = ForgetNet(HIDDEN)
+        opt = torch.optim.Adam(net.parameters(), lr=LR)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=STEPS)
+        for _ in range(STEPS):
+            opt.zero_grad(set_to_none=True)
+            out = net(x)
+            loss = F.mse_loss(out[:, 1], log_r) + F.binary_cross_entropy_with_logits(
+                out[:, 0], strength
+            )
+            loss.backward()
+            opt.step()
+            sched.step()
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+def forget_metadata() -> dict[str, str]:
+    """The safetensors metadata shipped with the forget network: features and rule."""
+    return {
+        FEATURES_KEY: json.dumps(list(FEATURES)),
+        "outputs": json.dumps(list(OUTPUTS)),
+        "rule": json.dumps(
+            {"tau": TAU, "gain": GAIN, "superseded_factor": SUPERSEDED_FACTOR,
+             "unslotted_tau": UNSLOTTED_TAU, "log_floor": LOG_FLOOR}
+        ),
+    }

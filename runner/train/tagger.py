@@ -1,0 +1,89 @@
+"""Train the slot tagger to imitate the keyword teacher on ``contradiction`` texts.
+
+Training texts are the distinct observation texts of the workload's streams for
+``TRAIN_SEEDS`` (queries are never stored, so never tagged), sorted; labels are the
+teacher's slots (class 0 = no slot). Full-batch Adam under ``deterministic``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import torch
+import torch.nn.functional as F
+
+import workloads
+from memcore.extract.base import Lexicon
+from memcore.extract.teacher import KeywordTeacher
+from memcore.learned.tagger_net import BUCKETS, HIDDEN, LABELS_KEY, TaggerNet, featurize
+from runner.train.common import deterministic
+
+WORKLOAD = "contradiction"
+TRAIN_SEEDS = tuple(range(1, 21))
+HORIZON = 3000
+SEED = 0
+STEPS = 300
+LR = 0.02
+
+
+def training_lexicon() -> Lexicon:
+    """The lexicon the shipped tagger is trained for (the workload's vocabulary)."""
+    vocab = workloads.WORKLOADS[WORKLOAD].vocabulary()
+    return Lexicon(vocab.entities, vocab.phrases)
+
+
+def training_texts() -> list[str]:
+    """Distinct observation texts of the training streams, sorted."""
+    w = workloads.WORKLOADS[WORKLOAD]
+    texts: set[str] = set()
+    for seed in TRAIN_SEEDS:
+        for ev in w.events(seed, HORIZON, w.Params()):
+            if isinstance(ev, workloads.Observe):
+                texts.add(ev.text)
+    return sorted(texts)
+
+
+def teacher_labels(texts: list[str], lexicon: Lexicon) -> list[int]:
+    """Class of each text under the keyword teacher: 0 = no slot, i + 1 = ``slots()[i]``."""
+    teacher = KeywordTeacher(lexicon)
+    index = {slot: i + 1 for i, slot in enumerate(lexicon.slots())}
+    out = []
+    for text in texts:
+        slot = teacher.extract(text)
+        out.append(0 if slot is None else index[slot])
+    return out
+
+
+def _batch(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    feats = [featurize(t, BUCKETS) for t in texts]
+    offsets = torch.tensor([0] + [len(f) for f in feats[:-1]]).cumsum(0)
+    ids = torch.tensor([i for f in feats for i in f], dtype=torch.long)
+    return ids, offsets
+
+
+def train_tagger() -> dict[str, torch.Tensor]:
+    """Train the tagger from scratch; returns its state dict (deterministic)."""
+    lexicon = training_lexicon()
+    texts = training_texts()
+    target = torch.tensor(teacher_labels(texts, lexicon), dtype=torch.long)
+    ids, offsets = _batch(texts)
+    with deterministic(SEED):
+        net = TaggerNet(BUCKETS, HIDDEN, len(lexicon.slots()) + 1)
+        opt = torch.optim.Adam(net.parameters(), lr=LR)
+        for _ in range(STEPS):
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(net(ids, offsets), target)
+            loss.backward()
+            opt.step()
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+def tagger_metadata() -> dict[str, str]:
+    """The safetensors metadata shipped with the tagger: its label list and provenance."""
+    return {
+        LABELS_KEY: json.dumps(list(training_lexicon().slots())),
+        "trained_on": json.dumps(
+            {"workload": WORKLOAD, "seeds": [TRAIN_SEEDS[0], TRAIN_SEEDS[-1]],
+             "horizon": HORIZON, "teacher": "teacher"}
+        ),
+    }

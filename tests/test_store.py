@@ -1,0 +1,121 @@
+"""The reference store's mechanics: scoring, tie-break, supersession, removal, compaction."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from memcore import POLICIES, HashingEmbedder, Lexicon, MemoryStore
+from memcore.embed import fnv1a_32
+from memcore.extract.teacher import KeywordTeacher
+from memcore.importance import heuristic_importance
+from memcore.text import tokenize
+
+LEX = Lexicon(("alice", "bob"), (("home city", "home_city"), ("salary", "salary")))
+
+
+def store(policy: str = "keep_all", **params: float) -> MemoryStore:
+    cls = POLICIES[policy]
+    return MemoryStore(cls(cls.Params(**params)), HashingEmbedder(), KeywordTeacher(LEX))
+
+
+def test_fnv1a_is_the_32_bit_variant() -> None:
+    """Prevents FNV-1 (or another offset/prime) being used: bucket numbers would move."""
+    assert fnv1a_32(b"") == 2166136261
+    assert fnv1a_32(b"a") == 0xE40C292C
+    assert fnv1a_32(b"foobar") == 0xBF9CF968
+
+
+def test_embedding_is_unit_bag_of_words_with_log_counts() -> None:
+    """Prevents a wrong weighting: a repeated token weighs 1 + ln(count) before normalising."""
+    v = HashingEmbedder().embed("ramen ramen tacos")
+    w = np.array([1 + math.log(2), 1.0])
+    w /= np.linalg.norm(w)
+    assert sorted(v[v > 0]) == sorted(w)
+    assert not HashingEmbedder().embed("!!").any()
+
+
+def test_importance_heuristic() -> None:
+    """Prevents drift of the seed's importance formula (salient words and length bonus)."""
+    # 7 tokens (alice s home city is now denver), one salient ("now")
+    assert heuristic_importance(tokenize("Alice's home city is now denver.")) == 0.55 + 0.02 * 7
+    assert heuristic_importance([]) == 0.3
+    assert heuristic_importance(["now"] * 30) == 1.0
+
+
+def test_score_is_the_weighted_trio() -> None:
+    """Prevents a wrong retrieval score: (0.15 recency + 0.15 importance + 0.7 relevance)."""
+    s = store()
+    s.add("Alice's home city is boston.", 0)
+    (hit,) = s.retrieve("What is Alice's home city?", 10, 5)
+    q, e = s.embedder.embed("What is Alice's home city?"), s.embedder.embed(
+        "Alice's home city is boston.")
+    imp = heuristic_importance(tokenize("Alice's home city is boston."))
+    assert math.isclose(hit.score, 0.15 * 0.999**10 + 0.15 * imp + 0.7 * float(q @ e))
+
+
+def test_ties_go_to_the_newer_entry() -> None:
+    """Prevents an unstable or oldest-first tie-break (the seed sorts by -score, then -id)."""
+    s = store()
+    for t in range(3):
+        s.add("The team talked about a movie.", 0, obs_id=t)
+    assert [h.obs_id for h in s.retrieve("movie", 0, 2)] == [2, 1]
+
+
+def test_canonical_update_supersedes_and_lww_removes() -> None:
+    """Prevents supersession by anything but the extracted slot, and LWW keeping stale facts."""
+    s = store("last_write_wins")
+    s.add("Alice's home city is boston.", 0, obs_id=0)
+    s.add("Alice relocated to denver.", 1, obs_id=1)      # unlinked: nothing superseded
+    assert s.holds(0) and s.holds(1)
+    s.add("Alice's home city is now miami.", 2, obs_id=2)  # linked: boston goes
+    assert not s.holds(0) and s.holds(1) and s.holds(2)
+    (rec,) = s.forget_log.records()
+    assert (rec.obs_id, rec.reason, rec.age, rec.turn) == (0, "superseded", 2, 2)
+
+
+def test_ebbinghaus_suppresses_superseded_then_prunes() -> None:
+    """Prevents time decay leaking into ranking, or supersession not ranking at all."""
+    s = store("ebbinghaus")
+    s.add("Alice's home city is boston.", 0, obs_id=0)
+    s.add("Alice's home city is now denver.", 50, obs_id=1)
+    hits = s.retrieve("What is Alice's home city?", 60, 2)
+    assert [h.obs_id for h in hits] == [1, 0]
+    assert hits[1].score < 0.1 < hits[0].score
+    s.add("Bob's salary is 90k.", 5000, obs_id=2)
+    assert not s.holds(0) and not s.holds(1)
+    assert s.forget_log.counts() == {"decayed": 2}
+
+
+def test_compaction_changes_nothing_observable() -> None:
+    """Prevents compaction bugs (stale row maps) from changing retrievals or holds()."""
+    from workloads import WORKLOADS, Observe, Query
+
+    w = WORKLOADS["contradiction"]
+    lex = Lexicon(w.vocabulary().entities, w.vocabulary().phrases)
+
+    def run(min_dead: int) -> tuple[list[list[int]], list[bool]]:
+        cls = POLICIES["ebbinghaus"]
+        st = MemoryStore(cls(cls.Params(tau=30)), HashingEmbedder(), KeywordTeacher(lex))
+        st.COMPACT_MIN_DEAD = min_dead
+        out = []
+        for i, ev in enumerate(w.events(2, 2000, w.Params())):
+            if isinstance(ev, Observe):
+                st.add(ev.text, ev.t, obs_id=i)
+            elif isinstance(ev, Query):
+                out.append([h.obs_id for h in st.retrieve(ev.text, ev.t, 5)])
+        return out, [st.holds(i) for i in range(2000)]
+
+    assert run(1) == run(10**9)
+
+
+def test_sizes_and_tokens_track_live_entries() -> None:
+    """Prevents drift between the incremental counters and the live entries."""
+    s = store("last_write_wins")
+    s.add("Alice's home city is boston.", 0)
+    s.add("Alice's home city is now denver.", 1)
+    s.add("Bob's salary is 90k.", 2)
+    assert s.size == 2
+    assert s.live_tokens == len("Alice's home city is now denver.".split()) + 4
+    assert s.peak_size == 2
