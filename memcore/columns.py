@@ -8,13 +8,15 @@ reads only the dimensions it uses.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 
 class Columns:
     """Growable, compactable arrays of memory entries."""
 
-    _FIELDS = {
+    _FIELDS: ClassVar[dict[str, type]] = {
         "eid": np.int64,          # entry id, increasing with insertion
         "obs_id": np.int64,       # the caller's observation id
         "turn": np.int64,         # time of the observation

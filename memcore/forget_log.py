@@ -52,13 +52,13 @@ class ForgetLog:
     def counts(self) -> dict[str, int]:
         """Removals per reason."""
         out: dict[str, int] = {}
-        for chunk, reason in zip(self._chunks, self._reasons):
+        for chunk, reason in zip(self._chunks, self._reasons, strict=True):
             out[reason] = out.get(reason, 0) + len(chunk["eid"])
         return out
 
     def records(self) -> list[ForgetRecord]:
         out = []
-        for chunk, reason, texts in zip(self._chunks, self._reasons, self._texts):
+        for chunk, reason, texts in zip(self._chunks, self._reasons, self._texts, strict=True):
             for i, text in enumerate(texts):
                 out.append(
                     ForgetRecord(

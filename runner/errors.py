@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class FbenchError(Exception):
     """Bad input or configuration, explained in one line (names the problem and the fix)."""
 
 
-def lookup(registry: dict, name: str, kind: str):  # type: ignore[type-arg]
+def lookup(registry: Mapping[str, T], name: str, kind: str) -> T:
     """``registry[name]``, or an error listing the known names (and the closest)."""
     if name in registry:
         return registry[name]

@@ -57,4 +57,4 @@ class Tick:
     t: int
 
 
-Event = Union[Observe, Query, Tick]
+Event = Union[Observe, Query, Tick]  # noqa: UP007  (a runtime alias on 3.10)

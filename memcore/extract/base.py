@@ -28,8 +28,11 @@ class Extractor(Protocol):
 EXTRACTORS: dict[str, Callable[[Lexicon], Extractor]] = {}
 
 
-def register_extractor(name: str) -> Callable[[Callable[[Lexicon], Extractor]], Callable[[Lexicon], Extractor]]:
-    def deco(factory: Callable[[Lexicon], Extractor]) -> Callable[[Lexicon], Extractor]:
+Factory = Callable[[Lexicon], Extractor]
+
+
+def register_extractor(name: str) -> Callable[[Factory], Factory]:
+    def deco(factory: Factory) -> Factory:
         if name in EXTRACTORS:
             raise ValueError(f"extractor {name!r} is registered twice")
         EXTRACTORS[name] = factory

@@ -40,7 +40,9 @@ class EbbinghausParams:
 
 @register_policy("ebbinghaus")
 class Ebbinghaus(Policy):
-    description = "Ebbinghaus retention exp(-age/S), S = tau(1 + gain·importance); prunes R < threshold."
+    description = (
+        "Ebbinghaus retention exp(-age/S), S = tau(1 + gain·importance); prunes R < threshold."
+    )
     Params = EbbinghausParams
     params: EbbinghausParams
 
