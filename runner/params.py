@@ -9,6 +9,7 @@ any problem is a one-line ``FbenchError``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -17,6 +18,7 @@ from runner.errors import FbenchError
 
 Scalar = bool | int | float | str
 NAMESPACES = ("policy", "workload", "store")
+_MISSING = object()
 
 
 def fields_of(cls: type) -> dict[str, tuple[type, Any]]:
@@ -36,13 +38,18 @@ def coerce(raw: Scalar, typ: type, key: str) -> Scalar:
             if typ is int:
                 return int(text)
             if typ is float:
-                return float(text)
+                value = float(text)
+                if not math.isfinite(value):
+                    raise FbenchError(f"parameter {key}={raw!r} must be a finite number")
+                return value
         except ValueError:
             raise FbenchError(
                 f"parameter {key}={raw!r} is not a valid {typ.__name__}; give e.g. "
                 f"{key}={typ()!r}"
             ) from None
-    if typ is float and isinstance(raw, int) and not isinstance(raw, bool):
+    if typ is float and isinstance(raw, int | float) and not isinstance(raw, bool):
+        if not math.isfinite(raw):
+            raise FbenchError(f"parameter {key}={raw!r} must be a finite number")
         return float(raw)
     if not isinstance(raw, typ) or (typ is int and isinstance(raw, bool)):
         raise FbenchError(f"parameter {key}={raw!r} must be a {typ.__name__}")
@@ -89,6 +96,10 @@ def resolve(
         out[full] = coerce(raw, tables[owners[0]][name][0], full)
     for ns, cls in declared.items():
         build(cls, out, ns, where.get(ns, ns))
+        # A value equal to its default is no override: the same job keeps one id.
+        for name, (_, default) in tables[ns].items():
+            if out.get(f"{ns}.{name}", _MISSING) == default:
+                del out[f"{ns}.{name}"]
     return dict(sorted(out.items()))
 
 

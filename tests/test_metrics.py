@@ -295,7 +295,7 @@ def test_run_job_is_deterministic() -> None:
     a, b = run_job(spec).rows, run_job(spec).rows
     timing = {n for n, m in METRICS.items() if m.timing}
     assert len(a) == len(b)
-    for ra, rb in zip(a, b):
+    for ra, rb in zip(a, b, strict=True):
         for key in ra:
             if key in timing:
                 continue

@@ -105,16 +105,20 @@ def test_coerce_error_message_names_key_type_and_example() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: runner/params.py coerce() accepts 'nan' for a float (float('nan')); NaN "
-    "passes every `<=`/`<` check in __post_init__ validators, so e.g. policy.tau=nan is "
-    "accepted and JobSpec.canonical_json() then emits the non-JSON token NaN",
-)
-def test_non_finite_float_rejected() -> None:
+@pytest.mark.parametrize("raw", ["nan", "inf", "-inf"])
+def test_non_finite_float_rejected(raw: str) -> None:
     """Guards against NaN parameters passing validation silently (and hashing to non-JSON)."""
-    with pytest.raises(FbenchError):
-        make_spec("contradiction", "ebbinghaus", 0, 300, params=[("tau", "nan")])
+    with pytest.raises(FbenchError, match="finite"):
+        make_spec("contradiction", "ebbinghaus", 0, 300, params=[("tau", raw)])
+
+
+def test_parameters_equal_to_defaults_are_dropped() -> None:
+    """Guards against the same job getting two ids (and running twice in a sweep) because a
+    parameter was spelled out at its default value."""
+    plain = make_spec("contradiction", "ebbinghaus", 0, 300)
+    explicit = make_spec("contradiction", "ebbinghaus", 0, 300, params=[("tau", "150")])
+    assert explicit == plain
+    assert explicit.params == ()
 
 
 # ---------------------------------------------------------------- split_assignment
@@ -156,8 +160,8 @@ def test_bare_key_in_two_namespaces_is_ambiguous() -> None:
         res(("shared", "1"))
     assert "policy.shared" in str(exc.value)
     assert "workload.shared" in str(exc.value)
-    assert res(("workload.shared", "1")) == {"workload.shared": 1.0}
-    assert res(("policy.shared", "1")) == {"policy.shared": 1.0}
+    assert res(("workload.shared", "7")) == {"workload.shared": 7.0}
+    assert res(("policy.shared", "7")) == {"policy.shared": 7.0}
 
 
 @pytest.mark.parametrize("key", ["nope", "policy.count", "workload.size", "store.size", "policy."])
@@ -197,6 +201,6 @@ def test_validation_error_becomes_fbench_error() -> None:
 
 def test_build_type_error_becomes_fbench_error() -> None:
     """Guards against an unexpected field reaching the constructor as a raw TypeError."""
-    with pytest.raises(FbenchError, match="^bad parameter for owner"):
+    with pytest.raises(FbenchError, match=r"^bad parameter for owner"):
         build(Beta, {"workload.bogus": 1}, "workload", "owner")
     assert build(Beta, {"workload.count": 3, "policy.size": 9}, "workload", "o") == Beta(count=3)

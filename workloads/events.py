@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,4 +56,4 @@ class Tick:
     t: int
 
 
-Event = Union[Observe, Query, Tick]  # noqa: UP007  (a runtime alias on 3.10)
+Event = Observe | Query | Tick

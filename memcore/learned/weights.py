@@ -44,4 +44,5 @@ def save_weights(path: Path, weights: WeightsFile) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tensors = {k: v.detach().contiguous() for k, v in weights.tensors.items()}
     save_file(tensors, str(tmp), metadata=dict(weights.metadata))
+    tmp.chmod(0o644)  # package data: readable by everyone (the writer creates it 0600)
     tmp.replace(path)

@@ -1,0 +1,39 @@
+"""Where a result came from: package and library versions, and the git commit."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+LIBRARIES = ("numpy", "pyarrow", "torch", "ray", "typer", "matplotlib")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+@cache
+def versions() -> dict[str, str]:
+    """fbench, python and library versions (read from metadata, nothing imported)."""
+    out = {"fbench": _version("fbench"), "python": platform.python_version()}
+    out.update({lib: _version(lib) for lib in LIBRARIES})
+    return out
+
+
+@cache
+def git_commit() -> str:
+    """The commit of the fbench checkout, if it is one ('' otherwise)."""
+    try:
+        res = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+            capture_output=True, text=True, timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return res.stdout.strip() if res.returncode == 0 else ""

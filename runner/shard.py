@@ -1,0 +1,131 @@
+"""One Parquet shard per job: its schema, the job function that makes it, atomic
+writes and validation.
+
+A shard holds one row per checkpoint (the last row is final): the job's
+coordinates, every declared metric, the checkpoint, and provenance. The schema
+is built from the metric declarations, so a new metric is a new column and a
+shard without it no longer validates (a resumed sweep reruns it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from runner.job import JobResult, run_job
+from runner.metrics import METRICS
+from runner.provenance import git_commit, versions
+from runner.spec import JobSpec
+
+COORDINATES = [
+    ("job_id", pa.string()),
+    ("workload", pa.string()),
+    ("policy", pa.string()),
+    ("seed", pa.int64()),
+    ("horizon", pa.int64()),
+    ("k", pa.int64()),
+    ("params", pa.string()),       # canonical JSON of the overrides (the grid's coordinates)
+    ("params_full", pa.string()),  # every parameter, defaults included
+    ("spec", pa.string()),         # the spec's canonical JSON
+]
+CHECKPOINT = [("checkpoint", pa.int32()), ("t", pa.int64()), ("fraction", pa.float64()),
+              ("is_final", pa.bool_())]
+PROVENANCE = [("node", pa.string()), ("fbench_version", pa.string()),
+              ("git_commit", pa.string()), ("versions", pa.string())]
+
+SCHEMA = pa.schema(
+    [pa.field(n, t, nullable=False) for n, t in COORDINATES + CHECKPOINT]
+    + [pa.field(name, pa.float64()) for name in METRICS]
+    + [pa.field(n, t) for n, t in PROVENANCE]
+)
+# Columns that may differ between two runs of the same spec.
+NONDETERMINISTIC = frozenset({name for name, m in METRICS.items() if m.timing} | {"node"})
+
+
+def result_table(result: JobResult, node: str) -> pa.Table:
+    """The shard of one finished job."""
+    spec = result.spec
+    n = len(result.rows)
+    cols: dict[str, list[Any]] = {
+        "job_id": [spec.job_id] * n,
+        "workload": [spec.workload] * n,
+        "policy": [spec.policy] * n,
+        "seed": [spec.seed] * n,
+        "horizon": [spec.horizon] * n,
+        "k": [spec.k] * n,
+        "params": [json.dumps(dict(spec.params), sort_keys=True)] * n,
+        "params_full": [json.dumps(result.resolved_params, sort_keys=True)] * n,
+        "spec": [spec.canonical_json()] * n,
+        "checkpoint": list(range(n)),
+        "t": [row["t"] for row in result.rows],
+        "fraction": [row["fraction"] for row in result.rows],
+        "is_final": [i == n - 1 for i in range(n)],
+    }
+    for name in METRICS:
+        cols[name] = [float(row[name]) for row in result.rows]
+    cols["node"] = [node] * n
+    cols["fbench_version"] = [versions()["fbench"]] * n
+    cols["git_commit"] = [git_commit()] * n
+    cols["versions"] = [json.dumps(versions(), sort_keys=True)] * n
+    return pa.table(cols, schema=SCHEMA)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one job came back with: a shard table, or the error's traceback."""
+
+    job_id: str
+    table: pa.Table | None
+    error: str | None = None
+
+
+def execute(spec_json: str, node: str) -> Outcome:
+    """The job function executors ship: never raises; a failure is an outcome."""
+    spec = JobSpec.from_dict(json.loads(spec_json))
+    try:
+        return Outcome(spec.job_id, result_table(run_job(spec), node))
+    except Exception:
+        return Outcome(spec.job_id, None, traceback.format_exc())
+
+
+def execute_batch(spec_jsons: Sequence[str], node: str) -> list[Outcome]:
+    """Several jobs in one task (so each task carries enough work to pay its overhead)."""
+    return [execute(s, node) for s in spec_jsons]
+
+
+def shard_path(out: Path, spec: JobSpec) -> Path:
+    return out / "shards" / f"workload={spec.workload}" / f"policy={spec.policy}" / (
+        f"{spec.job_id}.parquet")
+
+
+def write_shard(path: Path, table: pa.Table) -> None:
+    """Write via a temporary name in the same folder and an atomic rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def shard_is_valid(path: Path, job_id: str) -> bool:
+    """A shard counts as done if it reads, has exactly the schema, and is this job's."""
+    try:
+        pf = pq.ParquetFile(path)
+        if not pf.schema_arrow.equals(SCHEMA):
+            return False
+        ids = pf.read(columns=["job_id", "is_final"])
+    except (OSError, pa.ArrowException):
+        return False
+    return (ids.num_rows > 0 and set(ids.column("job_id").to_pylist()) == {job_id}
+            and ids.column("is_final").to_pylist()[-1])
