@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -22,7 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console()
+console = Console()
 err = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,7 +94,154 @@ def run(
     for name, metric in METRICS.items():
         if name in metrics:
             table.add_row(name, _fmt(metrics[name]), metric.direction)
-    out.print(table)
+    console.print(table)
+
+
+@app.command()
+@user_errors
+def sweep(
+    seeds: Annotated[int | None, typer.Option(help="Seeds 0..N-1 (default 5).")] = None,
+    seed_list: Annotated[str | None, typer.Option(help="Explicit seeds, e.g. 0,3,7.")] = None,
+    policies: Annotated[str | None, typer.Option(help="Comma-separated (default: all).")] = None,
+    workloads: Annotated[str | None, typer.Option(help="Comma-separated (default: all).")] = None,
+    horizons: Annotated[
+        str | None, typer.Option(help="In the workload's unit, or Nx its default: 1000,4x.")
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(help="target.key=v1,v2 (target: a policy, a workload, store); a grid axis."),
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="A sweep.toml with the same fields.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default results/).")] = None,
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster: auto, HOST:PORT or ray://... (or RAY_ADDRESS).")
+    ] = None,
+    executor: Annotated[
+        str | None, typer.Option(help="auto (default), ray or inline.")
+    ] = None,
+    max_in_flight: Annotated[int | None, typer.Option(help="Ray tasks in flight.")] = None,
+    overwrite: Annotated[
+        str | None, typer.Option(help="failed (default: resume), never, or always.")
+    ] = None,
+    k: Annotated[int | None, typer.Option(help="Items retrieved per query (default 5).")] = None,
+    report: Annotated[
+        bool, typer.Option(help="Aggregate and write OUT/RESULTS.md at the end.")
+    ] = True,
+) -> None:
+    """Run seeds × policies × workloads × horizons × params, one Parquet shard per job."""
+    from runner.sweep import (
+        build_spec,
+        expand,
+        load_config,
+        merge_params,
+        parse_list,
+        parse_seed_list,
+        seeds_from_count,
+        spec_from_config,
+    )
+    from runner.sweep_run import prepare
+
+    cfg = load_config(config) if config is not None else {}
+    if seeds is not None and seed_list is not None:
+        raise FbenchError("give --seeds or --seed-list, not both")
+    overrides: dict[str, Any] = {
+        "seeds": (seeds_from_count(seeds) if seeds is not None
+                  else parse_seed_list(seed_list) if seed_list is not None else None),
+        "policies": parse_list(policies, "policies") or None,
+        "workloads": parse_list(workloads, "workloads") or None,
+        "horizons": parse_list(horizons, "horizons") or None,
+        "k": k,
+    }
+    overrides["params"] = merge_params(spec_from_config(cfg).get("params", ()), param or [])
+    spec = build_spec(cfg, overrides)
+    jobs = expand(spec)
+    folder = out or Path(cfg.get("out", "results"))
+    prepared = prepare(
+        spec, jobs, folder,
+        executor=executor or cfg.get("executor", "auto"),
+        address=address or cfg.get("address"),
+        max_in_flight=max_in_flight or cfg.get("max_in_flight"),
+        overwrite=overwrite or cfg.get("overwrite", "failed"),
+    )
+    result = _run_with_progress(prepared)
+    err.print(f"{result.total} jobs: {result.done} run, {result.skipped} skipped (done before), "
+              f"{len(result.failed)} failed ({result.executor} executor) -> {folder}",
+              markup=False)
+    for failure in result.failed[:5]:
+        last = failure["error"].strip().splitlines()[-1]
+        err.print(f"  failed {failure['job_id']}: {last}", markup=False)
+    if report:
+        from runner.report import write_report
+
+        path = write_report(folder)
+        err.print(f"report: {path}")
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _run_with_progress(prepared: Any) -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from runner.sweep_run import SweepResult, run_sweep
+
+    with Progress(
+        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("skipped {task.fields[skipped]}  failed {task.fields[failed]}"),
+        TextColumn("{task.fields[rate]} jobs/s"), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=err, transient=False,
+    ) as bar:
+        task = bar.add_task("sweep", total=len(prepared.plan.jobs), skipped=0, failed=0,
+                            rate="-")
+        start = [0.0, 0]
+
+        def update(r: SweepResult) -> None:
+            import time
+
+            now = time.perf_counter()
+            if not start[0]:
+                start[0], start[1] = now, r.done
+            ran = r.done + len(r.failed) - start[1]
+            rate = f"{ran / (now - start[0]):.1f}" if ran and now > start[0] else "-"
+            bar.update(task, completed=r.done + r.skipped + len(r.failed), skipped=r.skipped,
+                       failed=len(r.failed), rate=rate)
+
+        return run_sweep(prepared, progress=update)
+
+
+@app.command()
+@user_errors
+def aggregate(
+    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    baseline: Annotated[str, typer.Option(help="Policy the paired deltas compare to.")] = "keep_all",
+) -> None:
+    """Reduce a sweep's shards into OUT/summary.parquet (bootstrap CIs over seeds)."""
+    from runner.aggregate import aggregate as run_aggregate
+    from runner.aggregate import main_table
+
+    summary = run_aggregate(out, baseline=baseline)
+    console.print(main_table(summary))
+
+
+@app.command("report")
+@user_errors
+def report_cmd(
+    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    output: Annotated[
+        Path | None, typer.Option(help="Where to write the Markdown (default OUT/RESULTS.md).")
+    ] = None,
+) -> None:
+    """Write the Markdown report and plots for a sweep (deterministic)."""
+    from runner.report import write_report
+
+    path = write_report(out, output)
+    console.print(f"wrote {path}")
 
 
 LISTERS: dict[str, Callable[[], Table]] = {}
@@ -164,7 +312,7 @@ def list_cmd(
     """List registered policies, workloads, metrics or store axes."""
     from runner.errors import lookup
 
-    out.print(lookup(LISTERS, what, "listing")())
+    console.print(lookup(LISTERS, what, "listing")())
 
 
 @app.command()
@@ -186,12 +334,12 @@ def train(
     for name in names:
         if check:
             same = check_weights(name)
-            out.print(f"{name}: {'identical to' if same else 'DIFFERS from'} the shipped weights")
+            console.print(f"{name}: {'identical to' if same else 'DIFFERS from'} the shipped weights")
             if not same:
                 failed.append(name)
         else:
             path = write_weights(name)
-            out.print(f"{name}: wrote {path}")
+            console.print(f"{name}: wrote {path}")
     if failed:
         raise typer.Exit(1)
 

@@ -1,0 +1,353 @@
+"""Reduce a sweep's shards to ``OUT/summary.parquet``: one row per cell and metric.
+
+A *cell* is (workload, horizon, k, policy, params); its seeds are the replicates
+and only each job's final row counts. For every non-timing metric a row holds n,
+mean, std, IQM and the bootstrap interval (``runner.stats``), and the paired
+comparison with the *baseline cell*: the baseline policy at the same workload,
+horizon and k, with the same non-policy parameters (``workload.*``, ``store.*``)
+and default policy parameters, paired by seed. With no such overrides that is
+the baseline policy with params ``{}``.
+
+Shards are always read with the explicit shard schema: pyarrow would otherwise
+take the first file's schema and silently drop the columns it lacks. A shard
+missing a metric column reads as null for that metric (counted in
+``n_missing``, excluded from ``n``); a shard missing a coordinate or checkpoint
+column is an error that names the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+from rich.table import Table
+
+from runner import stats
+from runner.errors import FbenchError
+from runner.metrics import METRICS, Metric
+from runner.shard import CHECKPOINT, COORDINATES, SCHEMA
+
+SUMMARY = "summary.parquet"
+CELL = ("workload", "horizon", "k", "policy", "params")
+REQUIRED = tuple(name for name, _ in COORDINATES + CHECKPOINT)
+# The metrics the CLI table and the report's main table show (their direction and
+# description still come from the declarations).
+HEADLINE = ("contradiction_rate", "recall_at_k", "false_forget_rate", "final_size", "final_tokens")
+
+SUMMARY_SCHEMA = pa.schema([
+    ("workload", pa.string()),
+    ("horizon", pa.int64()),
+    ("k", pa.int64()),
+    ("policy", pa.string()),
+    ("params", pa.string()),
+    ("metric", pa.string()),
+    ("direction", pa.string()),
+    ("n_jobs", pa.int64()),       # jobs (seeds) in the cell
+    ("n", pa.int64()),            # seeds with a value (not nan, not missing)
+    ("n_missing", pa.int64()),    # seeds whose shard lacks the metric's column
+    ("mean", pa.float64()),
+    ("std", pa.float64()),
+    ("iqm", pa.float64()),
+    ("ci_low", pa.float64()),
+    ("ci_high", pa.float64()),
+    # The paired comparison; all null when the cell is the baseline or has none.
+    ("baseline", pa.string()),
+    ("baseline_params", pa.string()),
+    ("n_pairs", pa.int64()),
+    ("delta_mean", pa.float64()),
+    ("delta_ci_low", pa.float64()),
+    ("delta_ci_high", pa.float64()),
+    ("n_better", pa.int64()),
+    ("n_ties", pa.int64()),
+    ("n_worse", pa.int64()),
+    ("share_better", pa.float64()),
+    ("mdd", pa.float64()),
+])
+PAIRED_COLUMNS = SUMMARY_SCHEMA.names[SUMMARY_SCHEMA.get_field_index("baseline"):]
+
+Cell = tuple[str, int, int, str, str]
+
+
+def compared_metrics() -> list[Metric]:
+    """Every declared metric except timing ones (not deterministic, never compared)."""
+    return [m for m in METRICS.values() if not m.timing]
+
+
+# --- reading shards ----------------------------------------------------------------------
+
+
+def shard_files(out: Path) -> list[Path]:
+    """``OUT/shards/**/*.parquet``, sorted, skipping names that start with "." (temporaries)."""
+    root = Path(out) / "shards"
+    if not root.is_dir():
+        return []
+    return sorted(
+        p for p in root.rglob("*.parquet")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def load_shards(
+    out: Path, *, final_only: bool = False, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """Every shard row (or only final rows), read with ``runner.shard.SCHEMA``."""
+    out = Path(out)
+    files = shard_files(out)
+    if not files:
+        raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
+    dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
+    try:
+        table = dataset.to_table(
+            columns=list(columns) if columns is not None else None,
+            filter=ds.field("is_final") if final_only else None,
+        )
+    except (OSError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FbenchError(f"cannot read the shards in {out / 'shards'}: {first}") from None
+    if any(table.column(c).null_count for c in REQUIRED if c in table.column_names):
+        raise FbenchError(_missing_required(dataset, out))
+    return table
+
+
+def _missing_required(dataset: ds.Dataset, out: Path) -> str:
+    for frag in dataset.get_fragments():
+        missing = [c for c in REQUIRED if c not in frag.physical_schema.names]
+        if missing:
+            return (f"shard {frag.path} lacks {', '.join(missing)}: not an fbench shard; "
+                    "remove it (a resumed sweep reruns its job)")
+    return f"a shard in {out / 'shards'} has null coordinates; remove it and resume the sweep"
+
+
+def fingerprint(files: Sequence[Path], out: Path) -> str:
+    """What the summary was computed from: every shard's relative path and size."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f"{f.relative_to(out).as_posix()}\x1f{f.stat().st_size}\n".encode())
+    return h.hexdigest()
+
+
+# --- cells -------------------------------------------------------------------------------
+
+
+def _number_key(value: Any) -> tuple[int, float, str]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return (1, 0.0, str(value))
+    return (0, float(value), "")
+
+
+def params_sort_key(params: str) -> tuple[Any, ...]:
+    """Numeric order for parameter values (60 before 120), defaults ("{}") first."""
+    return tuple((k, _number_key(v)) for k, v in sorted(json.loads(params).items()))
+
+
+def cell_sort_key(cell: Cell) -> tuple[Any, ...]:
+    w, h, k, policy, params = cell
+    return (w, h, k, policy, params_sort_key(params))
+
+
+def baseline_params(params: str) -> str:
+    """The baseline's params for a cell: its non-policy overrides only."""
+    kept = {k: v for k, v in json.loads(params).items() if not k.startswith("policy.")}
+    return json.dumps(kept, sort_keys=True)
+
+
+def _value_text(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def variant_label(policy: str, params: str) -> str:
+    """``ebbinghaus tau=60``: the policy and its overrides (``policy.`` prefix dropped)."""
+    items = sorted(json.loads(params).items())
+    extra = ", ".join(f"{k.removeprefix('policy.')}={_value_text(v)}" for k, v in items)
+    return f"{policy} {extra}" if extra else policy
+
+
+def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
+    """Row indices of each cell, sorted by seed; a job with two final rows is an error."""
+    ids = final.column("job_id").to_pylist()
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})[0]
+        raise FbenchError(f"job {dup} has more than one final row (duplicate shards?); "
+                          "remove the extra copy")
+    cols = [final.column(c).to_pylist() for c in CELL]
+    seeds = final.column("seed").to_pylist()
+    groups: dict[Cell, list[int]] = {}
+    for i, key in enumerate(zip(*cols, strict=True)):
+        groups.setdefault(key, []).append(i)
+    return {
+        key: np.array(sorted(rows, key=lambda i: seeds[i]), dtype=np.int64)
+        for key, rows in sorted(groups.items(), key=lambda kv: cell_sort_key(kv[0]))
+    }
+
+
+def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Values with null -> nan, and the mask of nulls (the shard lacked the column)."""
+    col = final.column(name)
+    missing = col.is_null().to_numpy(zero_copy_only=False)
+    values = pc.fill_null(col, math.nan).to_numpy().astype(np.float64)
+    return values, missing
+
+
+# --- the summary -------------------------------------------------------------------------
+
+
+def aggregate(out: Path, baseline: str = "keep_all") -> pa.Table:
+    """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``."""
+    out = Path(out)
+    files = shard_files(out)
+    final = load_shards(out, final_only=True)
+    policies = sorted(set(final.column("policy").to_pylist()))
+    if baseline not in policies:
+        raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
+                          f"{', '.join(policies)} (choose one with --baseline)")
+    cells = _cells(final)
+    seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
+    rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
+    metrics = compared_metrics()
+    values = {m.name: _metric_values(final, m.name) for m in metrics}
+    for cell, idx in cells.items():
+        w, h, k, policy, params = cell
+        bparams = baseline_params(params)
+        base_cell: Cell = (w, h, k, baseline, bparams)
+        compare = base_cell != cell and base_cell in cells
+        if compare:
+            bidx = cells[base_cell]
+            common = np.intersect1d(seeds[idx], seeds[bidx])
+            pidx = idx[np.isin(seeds[idx], common)]
+            qidx = bidx[np.isin(seeds[bidx], common)]
+        for m in metrics:
+            vals, missing = values[m.name]
+            ident = json.dumps([w, h, k, policy, params, m.name])
+            s = stats.summarize(vals[idx], ident)
+            row: dict[str, Any] = {
+                "workload": w, "horizon": h, "k": k, "policy": policy, "params": params,
+                "metric": m.name, "direction": m.direction, "n_jobs": len(idx), "n": s.n,
+                "n_missing": int(missing[idx].sum()), "mean": s.mean, "std": s.std,
+                "iqm": s.iqm, "ci_low": s.ci_low, "ci_high": s.ci_high,
+            }
+            row |= dict.fromkeys(PAIRED_COLUMNS)
+            if compare:
+                d = stats.paired(vals[pidx], vals[qidx], m.direction,
+                                 json.dumps([ident, "vs", baseline, bparams]))
+                row |= {
+                    "baseline": baseline, "baseline_params": bparams, "n_pairs": d.n,
+                    "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
+                    "n_better": d.better, "n_ties": d.ties, "n_worse": d.worse,
+                    "share_better": d.share_better, "mdd": d.mdd,
+                }
+            for name, v in row.items():
+                rows[name].append(v)
+    meta = {
+        "fbench.baseline": baseline,
+        "fbench.ci_method": stats.CI_METHOD,
+        "fbench.resamples": str(stats.RESAMPLES),
+        "fbench.level": str(stats.LEVEL),
+        "fbench.shards": fingerprint(files, out),
+        "fbench.n_shards": str(len(files)),
+    }
+    table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
+    _write_atomic(table, out / SUMMARY)
+    return table
+
+
+def _write_atomic(table: pa.Table, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def summary_baseline(summary: pa.Table) -> str:
+    meta = summary.schema.metadata or {}
+    return meta.get(b"fbench.baseline", b"keep_all").decode()
+
+
+def summary_is_current(out: Path) -> bool:
+    """The summary exists, was made from exactly these shards, and is newer than each."""
+    out = Path(out)
+    path = out / SUMMARY
+    if not path.is_file():
+        return False
+    files = shard_files(out)
+    meta = pq.read_schema(path).metadata or {}
+    if meta.get(b"fbench.shards", b"").decode() != fingerprint(files, out):
+        return False
+    made = path.stat().st_mtime_ns
+    return all(f.stat().st_mtime_ns <= made for f in files)
+
+
+def read_summary(out: Path) -> pa.Table:
+    """``OUT/summary.parquet``, recomputed first if missing or stale (same baseline)."""
+    out = Path(out)
+    path = out / SUMMARY
+    if summary_is_current(out):
+        return pq.read_table(path)
+    baseline = summary_baseline(pq.read_table(path)) if path.is_file() else "keep_all"
+    return aggregate(out, baseline)
+
+
+# --- presentation ------------------------------------------------------------------------
+
+
+def decimals(value: float) -> int:
+    """3 decimals for rates and small numbers, 1 for hundreds, 0 beyond."""
+    a = abs(value)
+    return 3 if a < 10 else 1 if a < 1000 else 0
+
+
+def format_cell(mean: float, ci_low: float | None, ci_high: float | None,
+                n: int | None = None, n_jobs: int | None = None) -> str:
+    """``mean ± half-width`` of the interval (``—`` when undefined), ``(n=2)`` if seeds lack it."""
+    if mean is None or math.isnan(mean):
+        text = "—"
+    else:
+        d = decimals(mean)
+        half = (ci_high - ci_low) / 2 if ci_low is not None and ci_high is not None else math.nan
+        text = f"{mean:.{d}f} ± " + ("—" if math.isnan(half) else f"{half:.{d}f}")
+    if n is not None and n_jobs is not None and n != n_jobs:
+        text += f" (n={n})"
+    return text
+
+
+def main_table(summary: pa.Table) -> Table:
+    """Policies as rows for each workload/horizon/k, headline metrics as mean ± CI half-width."""
+    rows = summary.to_pylist()
+    by_cell: dict[Cell, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by_cell.setdefault(tuple(r[c] for c in CELL), {})[r["metric"]] = r  # type: ignore[arg-type]
+    shown = [METRICS[name] for name in HEADLINE if name in METRICS]
+    table = Table(title=f"fbench summary: mean ± half-width of the {stats.LEVEL:.0%} bootstrap "
+                        f"CI over seeds (baseline {summary_baseline(summary)})")
+    for col in ("workload", "horizon", "k", "policy", "seeds"):
+        table.add_column(col, justify="right" if col in ("horizon", "k", "seeds") else "left")
+    for m in shown:
+        table.add_column(f"{m.name} {m.arrow}".strip(), justify="right")
+    last: tuple[str, int, int] | None = None
+    for cell in sorted(by_cell, key=cell_sort_key):
+        w, h, k, policy, params = cell
+        if last is not None and (w, h, k) != last:
+            table.add_section()
+        last = (w, h, k)
+        metrics = by_cell[cell]
+        any_row = next(iter(metrics.values()))
+        cells = []
+        for m in shown:
+            r = metrics.get(m.name)
+            cells.append("" if r is None else
+                         format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"]))
+        table.add_row(w, str(h), str(k), variant_label(policy, params), str(any_row["n_jobs"]),
+                      *cells)
+    return table

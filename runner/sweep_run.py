@@ -1,0 +1,213 @@
+"""Running a sweep: plan (resume), execute, write shards atomically, keep a manifest.
+
+The folder ``OUT`` holds ``sweep.json`` (the expanded spec), ``manifest.json``
+(versions, times, counts, failures) and ``shards/workload=W/policy=P/JOB.parquet``.
+Every check on the input happens before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runner.errors import FbenchError, unknown
+from runner.provenance import git_commit, versions
+from runner.shard import Outcome, shard_is_valid, shard_path, write_shard
+from runner.spec import JobSpec
+from runner.sweep import OVERWRITE, SweepSpec
+
+# Below this much estimated work, Ray's ~5 s start-up costs more than it saves.
+INLINE_BELOW_S = 20.0
+JOB_SECONDS_AT_DEFAULT_HORIZON = 0.25
+
+
+def estimated_seconds(jobs: list[JobSpec]) -> float:
+    """Rough work estimate: a job costs ~0.25 s per default horizon of its workload."""
+    from workloads import WORKLOADS
+
+    return sum(JOB_SECONDS_AT_DEFAULT_HORIZON * j.horizon / WORKLOADS[j.workload].default_horizon
+               for j in jobs)
+
+
+def choose_executor(requested: str, address: str | None, jobs: list[JobSpec]) -> str:
+    """``auto``: Ray when an address is given or the work is worth Ray's start-up
+    (estimated >= 20 s), else inline. An explicit choice is kept."""
+    if requested != "auto":
+        return requested
+    if address or os.environ.get("RAY_ADDRESS"):
+        return "ray"
+    return "ray" if estimated_seconds(jobs) >= INLINE_BELOW_S else "inline"
+
+
+def atomic_write_json(path: Path, doc: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def check_out_dir(out: Path) -> None:
+    """OUT must be a writable folder (created if missing); fail before writing anything."""
+    if out.exists() and not out.is_dir():
+        raise FbenchError(f"--out {str(out)!r} is a file; give a folder")
+    probe_parent = out if out.exists() else next(p for p in out.parents if p.exists())
+    if not os.access(probe_parent, os.W_OK | os.X_OK):
+        raise FbenchError(f"--out {str(out)!r} is not writable; choose another folder")
+
+
+def existing_shards(out: Path) -> dict[str, Path]:
+    root = out / "shards"
+    if not root.is_dir():
+        return {}
+    return {p.stem: p for p in root.glob("workload=*/policy=*/*.parquet")
+            if not p.name.startswith(".")}
+
+
+@dataclass
+class Plan:
+    jobs: list[JobSpec]
+    to_run: list[JobSpec]
+    skipped: int
+    invalid: list[str]
+
+
+def plan(jobs: list[JobSpec], out: Path, overwrite: str) -> Plan:
+    """Which jobs to run: resume skips jobs whose shard exists and validates."""
+    if overwrite not in OVERWRITE:
+        raise FbenchError(f"--overwrite {overwrite!r} is not one of {', '.join(OVERWRITE)}")
+    have = existing_shards(out)
+    ids = {j.job_id for j in jobs}
+    foreign = sorted(set(have) - ids)
+    if foreign and overwrite != "always":
+        raise FbenchError(
+            f"{str(out)!r} holds {len(foreign)} shard(s) of another sweep (e.g. {foreign[0]}); "
+            "use a new --out, or --overwrite always to replace them"
+        )
+    if overwrite == "always":
+        return Plan(jobs, list(jobs), 0, [])
+    to_run, invalid = [], []
+    for job in jobs:
+        path = have.get(job.job_id)
+        if path is None:
+            to_run.append(job)
+        elif not shard_is_valid(path, job.job_id):
+            invalid.append(job.job_id)
+            to_run.append(job)
+    if invalid and overwrite == "never":
+        raise FbenchError(
+            f"{len(invalid)} shard(s) in {str(out)!r} do not validate (e.g. {invalid[0]}); "
+            "rerun with --overwrite failed to replace them"
+        )
+    return Plan(jobs, to_run, len(jobs) - len(to_run), invalid)
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    total: int
+    done: int = 0
+    skipped: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    executor: str = ""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A sweep checked end to end and ready to run; nothing written yet."""
+
+    spec: SweepSpec
+    out: Path
+    plan: Plan
+    executor: str
+    address: str | None
+    max_in_flight: int | None
+    overwrite: str
+
+
+def prepare(
+    spec: SweepSpec,
+    jobs: list[JobSpec],
+    out: Path,
+    *,
+    executor: str = "auto",
+    address: str | None = None,
+    max_in_flight: int | None = None,
+    overwrite: str = "failed",
+) -> Prepared:
+    """Every check on the input, before anything is written."""
+    from cluster import EXECUTORS
+
+    check_out_dir(out)
+    p = plan(jobs, out, overwrite)
+    name = choose_executor(executor, address, p.to_run)
+    if name not in EXECUTORS:
+        raise FbenchError(unknown(name, "executor", [*EXECUTORS, "auto"]))
+    if max_in_flight is not None and max_in_flight <= 0:
+        raise FbenchError(f"--max-in-flight must be positive, got {max_in_flight}")
+    return Prepared(spec, out, p, name, address, max_in_flight, overwrite)
+
+
+def run_sweep(
+    prepared: Prepared, progress: Callable[[SweepResult], None] | None = None
+) -> SweepResult:
+    """Run the jobs that are not done yet; every job ends as a shard or a recorded failure."""
+    from cluster import EXECUTORS, ExecutorError
+
+    spec, out, p, name = prepared.spec, prepared.out, prepared.plan, prepared.executor
+    address, overwrite, jobs = prepared.address, prepared.overwrite, p.jobs
+    result = SweepResult(out, len(jobs), skipped=p.skipped, executor=name)
+    out.mkdir(parents=True, exist_ok=True)
+    if overwrite == "always":
+        for path in existing_shards(out).values():
+            path.unlink()
+    atomic_write_json(out / "sweep.json",
+                      {"spec": spec.to_dict(), "jobs": [j.to_dict() for j in jobs]})
+    manifest: dict[str, Any] = {
+        "versions": versions(), "git_commit": git_commit(), "executor": name,
+        "address": address or os.environ.get("RAY_ADDRESS") or None,
+        "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
+        "counts": {"total": len(jobs), "done": 0, "skipped": p.skipped, "failed": 0},
+        "failures": [],
+    }
+    atomic_write_json(out / "manifest.json", manifest)
+    by_id = {j.job_id: j for j in p.to_run}
+    if progress:
+        progress(result)
+
+    def on_outcome(o: Outcome) -> None:
+        job = by_id[o.job_id]
+        if o.table is not None:
+            write_shard(shard_path(out, job), o.table)
+            result.done += 1
+        else:
+            result.failed.append({"job_id": o.job_id, "spec": job.canonical_json(),
+                                  "error": o.error or "unknown error"})
+        if progress:
+            progress(result)
+
+    start = time.perf_counter()
+    if p.to_run:
+        ex = EXECUTORS[name](address=address, max_in_flight=prepared.max_in_flight,
+                             job_seconds=estimated_seconds(p.to_run) / len(p.to_run))
+        try:
+            ex.run([j.canonical_json() for j in p.to_run], on_outcome)
+        except ExecutorError as exc:
+            raise FbenchError(str(exc)) from None
+        finally:
+            ex.close()
+    manifest["ended"] = datetime.now(UTC).isoformat(timespec="seconds")
+    manifest["seconds"] = round(time.perf_counter() - start, 3)
+    manifest["counts"] = {"total": len(jobs), "done": result.done, "skipped": result.skipped,
+                          "failed": len(result.failed)}
+    manifest["failures"] = result.failed
+    atomic_write_json(out / "manifest.json", manifest)
+    return result
