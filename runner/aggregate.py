@@ -108,25 +108,24 @@ def load_shards(
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
     dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
     try:
-        table = dataset.to_table(
+        _check_required(dataset)
+        return dataset.to_table(
             columns=list(columns) if columns is not None else None,
             filter=ds.field("is_final") if final_only else None,
         )
     except (OSError, pa.ArrowException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FbenchError(f"cannot read the shards in {out / 'shards'}: {first}") from None
-    if any(table.column(c).null_count for c in REQUIRED if c in table.column_names):
-        raise FbenchError(_missing_required(dataset, out))
-    return table
 
 
-def _missing_required(dataset: ds.Dataset, out: Path) -> str:
+def _check_required(dataset: ds.Dataset) -> None:
+    """Each file has the coordinates and checkpoint columns (else the explicit schema
+    would read them as nulls). Reads only the footers, which the scan then reuses."""
     for frag in dataset.get_fragments():
         missing = [c for c in REQUIRED if c not in frag.physical_schema.names]
         if missing:
-            return (f"shard {frag.path} lacks {', '.join(missing)}: not an fbench shard; "
-                    "remove it (a resumed sweep reruns its job)")
-    return f"a shard in {out / 'shards'} has null coordinates; remove it and resume the sweep"
+            raise FbenchError(f"shard {frag.path} lacks {', '.join(missing)}: not an fbench "
+                              "shard; remove it (a resumed sweep reruns its job)")
 
 
 def fingerprint(files: Sequence[Path], out: Path) -> str:
@@ -151,15 +150,24 @@ def params_sort_key(params: str) -> tuple[Any, ...]:
     return tuple((k, _number_key(v)) for k, v in sorted(json.loads(params).items()))
 
 
-def cell_sort_key(cell: Cell) -> tuple[Any, ...]:
+def cell_sort_key(cell: Cell, baseline: str = "") -> tuple[Any, ...]:
+    """Setting, then the baseline policy first, then policies by name, params numerically."""
     w, h, k, policy, params = cell
-    return (w, h, k, policy, params_sort_key(params))
+    return (w, h, k, policy != baseline, policy, params_sort_key(params))
 
 
 def baseline_params(params: str) -> str:
     """The baseline's params for a cell: its non-policy overrides only."""
     kept = {k: v for k, v in json.loads(params).items() if not k.startswith("policy.")}
     return json.dumps(kept, sort_keys=True)
+
+
+def horizon_unit(workload: str) -> str:
+    """The workload's horizon unit ("turns", "days"), or "" for a workload not registered."""
+    from workloads import WORKLOADS
+
+    w = WORKLOADS.get(workload)
+    return w.horizon_unit if w is not None else ""
 
 
 def _value_text(v: Any) -> str:
@@ -330,13 +338,14 @@ def main_table(summary: pa.Table) -> Table:
         by_cell.setdefault(tuple(r[c] for c in CELL), {})[r["metric"]] = r  # type: ignore[arg-type]
     shown = [METRICS[name] for name in HEADLINE if name in METRICS]
     table = Table(title=f"fbench summary: mean ± half-width of the {stats.LEVEL:.0%} bootstrap "
-                        f"CI over seeds (baseline {summary_baseline(summary)})")
+                        f"CI over seeds")
     for col in ("workload", "horizon", "k", "policy", "seeds"):
         table.add_column(col, justify="right" if col in ("horizon", "k", "seeds") else "left")
     for m in shown:
         table.add_column(f"{m.name} {m.arrow}".strip(), justify="right")
     last: tuple[str, int, int] | None = None
-    for cell in sorted(by_cell, key=cell_sort_key):
+    baseline = summary_baseline(summary)
+    for cell in sorted(by_cell, key=lambda c: cell_sort_key(c, baseline)):
         w, h, k, policy, params = cell
         if last is not None and (w, h, k) != last:
             table.add_section()

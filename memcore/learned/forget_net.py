@@ -18,7 +18,7 @@ from memcore.learned.weights import WeightsFile
 FEATURES = ("age_k", "importance", "superseded", "slotted")
 OUTPUTS = ("strength_logit", "log_retention")
 AGE_SCALE = 1000.0
-HIDDEN = 32
+HIDDEN = 64
 FEATURES_KEY = "features"  # metadata key: JSON list of the input features, in order
 
 
@@ -40,19 +40,21 @@ def forget_features(
 
 
 class ForgetNet(nn.Module):
-    """4 features -> two hidden ReLU layers -> (strength logit, log-retention)."""
+    """4 features -> one hidden ReLU layer -> (strength logit, log-retention).
+
+    One wide layer rather than two narrow ones: as accurate on the rule, and a
+    forward is three torch ops, which matters at one forward per add.
+    """
 
     def __init__(self, hidden: int = HIDDEN) -> None:
         super().__init__()
         self.l1 = nn.Linear(len(FEATURES), hidden)
-        self.l2 = nn.Linear(hidden, hidden)
         self.head = nn.Linear(hidden, len(OUTPUTS))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Functional calls on the layers' parameters: the same maths as calling the
         # submodules, without their per-call hook overhead (this runs on every add).
         h = F.linear(x, self.l1.weight, self.l1.bias).relu_()
-        h = F.linear(h, self.l2.weight, self.l2.bias).relu_()
         return F.linear(h, self.head.weight, self.head.bias)
 
 

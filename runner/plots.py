@@ -1,0 +1,324 @@
+"""The report's figures (matplotlib, Agg canvas, PNG) into ``OUT/plots/``.
+
+Deterministic: matplotlib's default style (a user's matplotlibrc is ignored),
+fixed figure sizes and dpi, no ``Software`` metadata in the PNG, series and
+colours in a fixed order, and intervals from the seeded bootstrap of
+``runner.stats``. The same shards give byte-identical files (for one matplotlib
+version). ``OUT/plots`` belongs to the report: PNGs it did not write this time
+are removed.
+
+- ``bloat-*``: live entries and tokens vs time per policy, mean over seeds with
+  a bootstrap band (from every checkpoint row).
+- ``frontier-*``: contradiction rate vs recall. A policy run at several values
+  of one ``policy.*`` parameter is a line through those values (the default
+  cell included, at its resolved value); every other cell is a reference point.
+- ``false_forget-*``: false-forget rate vs final size per policy.
+- ``scaling-*``: final size vs horizon, when a workload ran at several horizons.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pyarrow as pa
+from matplotlib import style as mpl_style
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from runner import stats
+from runner.aggregate import (
+    Cell,
+    cell_sort_key,
+    horizon_unit,
+    summary_baseline,
+    variant_label,
+)
+
+DPI = 100
+STYLE = {
+    "font.size": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.fontsize": 8,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+}
+PNG_METADATA: dict[str, Any] = {"Software": None}
+COLORS = [matplotlib.colormaps["tab10"](i) for i in range(10)]
+LINESTYLES = ["-", "--", ":", "-."]
+
+Setting = tuple[str, int, int]  # workload, horizon, k
+Variant = tuple[str, str]  # policy, params
+
+
+@dataclass(frozen=True)
+class Plot:
+    kind: str
+    title: str
+    path: Path
+
+
+@dataclass
+class Plots:
+    plots: list[Plot] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # plots skipped, and why
+
+
+@dataclass(frozen=True)
+class Point:
+    mean: float
+    lo: float
+    hi: float
+
+    def err(self) -> list[list[float]]:
+        """Asymmetric error bar lengths (0 where the interval is undefined)."""
+        lo = 0.0 if np.isnan(self.lo) else self.mean - self.lo
+        hi = 0.0 if np.isnan(self.hi) else self.hi - self.mean
+        return [[lo], [hi]]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def _style(i: int) -> dict[str, Any]:
+    return {"color": COLORS[i % len(COLORS)], "linestyle": LINESTYLES[(i // len(COLORS)) % 4]}
+
+
+class _Summary:
+    """The summary indexed by cell and metric."""
+
+    def __init__(self, summary: pa.Table) -> None:
+        self.baseline = summary_baseline(summary)
+        self.rows: dict[Cell, dict[str, dict[str, Any]]] = {}
+        for r in summary.to_pylist():
+            cell: Cell = (r["workload"], r["horizon"], r["k"], r["policy"], r["params"])
+            self.rows.setdefault(cell, {})[r["metric"]] = r
+        self.cells = sorted(self.rows, key=lambda c: cell_sort_key(c, self.baseline))
+
+    def settings(self) -> list[Setting]:
+        return sorted({(c[0], c[1], c[2]) for c in self.cells})
+
+    def variants(self, setting: Setting) -> list[Variant]:
+        return [(c[3], c[4]) for c in self.cells if c[:3] == setting]
+
+    def point(self, cell: Cell, metric: str) -> Point | None:
+        r = self.rows.get(cell, {}).get(metric)
+        if r is None or r["mean"] is None or np.isnan(r["mean"]):
+            return None
+        return Point(r["mean"], r["ci_low"], r["ci_high"])
+
+
+def _save(fig: Figure, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(fig)
+    fig.savefig(path, format="png", dpi=DPI, metadata=PNG_METADATA)
+
+
+def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def _setting_title(setting: Setting) -> str:
+    w, h, k = setting
+    unit = horizon_unit(w)
+    return f"{w}, horizon {h}{' ' + unit if unit else ''}, k={k}"
+
+
+def _bloat(setting: Setting, variants: list[Variant], shards: pa.Table, path: Path) -> None:
+    w, h, k = setting
+    cols = {c: shards.column(c).to_pylist() for c in ("workload", "horizon", "k", "policy",
+                                                       "params")}
+    t = np.asarray(shards.column("t").to_numpy(), dtype=np.float64)
+    in_setting = np.array([(a, b, c) == setting for a, b, c in
+                           zip(cols["workload"], cols["horizon"], cols["k"], strict=True)])
+    fig, axes = _figure(12, 4.5, 2)
+    unit = horizon_unit(w) or "time"
+    for ax, metric, ylabel in ((axes[0], "final_size", "live entries"),
+                               (axes[1], "final_tokens", "tokens of live entries")):
+        values = shards.column(metric).to_numpy(zero_copy_only=False).astype(np.float64)
+        for i, (policy, params) in enumerate(variants):
+            mask = in_setting & np.array([p == policy and q == params for p, q in
+                                          zip(cols["policy"], cols["params"], strict=True)])
+            ts = np.unique(t[mask])
+            means, los, his = [], [], []
+            for tt in ts:
+                key = json.dumps([w, h, k, policy, params, metric, "t", float(tt)])
+                s = stats.summarize(values[mask & (t == tt)], key)
+                means.append(s.mean)
+                los.append(s.mean if np.isnan(s.ci_low) else s.ci_low)
+                his.append(s.mean if np.isnan(s.ci_high) else s.ci_high)
+            style = _style(i)
+            ax.plot(ts, means, label=variant_label(policy, params), **style)
+            ax.fill_between(ts, los, his, color=style["color"], alpha=0.2, linewidth=0)
+        ax.set_xlabel(f"t ({unit})")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{metric}: mean, 95% bootstrap band")
+    fig.suptitle(f"Memory growth — {_setting_title(setting)}")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper")
+    _save(fig, path)
+
+
+def _params_full(shards: pa.Table) -> dict[Cell, dict[str, Any]]:
+    names = ("workload", "horizon", "k", "policy", "params", "params_full")
+    cols = [shards.column(c).to_pylist() for c in names]
+    out: dict[Cell, dict[str, Any]] = {}
+    for w, h, k, policy, params, full in zip(*cols, strict=True):
+        cell: Cell = (w, h, k, policy, params)
+        if cell not in out:
+            out[cell] = json.loads(full)
+    return out
+
+
+def sweeps(variants: Iterable[Variant]) -> dict[tuple[str, str, str], list[Variant]]:
+    """Variants of one policy (same non-policy overrides) that differ in exactly one
+    ``policy.*`` parameter, keyed by (policy, non-policy params, parameter)."""
+    groups: dict[tuple[str, str], list[Variant]] = {}
+    for policy, params in variants:
+        rest = json.dumps({k: v for k, v in json.loads(params).items()
+                           if not k.startswith("policy.")}, sort_keys=True)
+        groups.setdefault((policy, rest), []).append((policy, params))
+    out: dict[tuple[str, str, str], list[Variant]] = {}
+    for (policy, rest), vs in groups.items():
+        keys = {k for _, p in vs for k in json.loads(p) if k.startswith("policy.")}
+        if len(vs) >= 2 and len(keys) == 1:
+            out[(policy, rest, keys.pop())] = vs
+    return out
+
+
+def _errorbar(ax: Axes, x: Point, y: Point, **kw: Any) -> None:
+    ax.errorbar([x.mean], [y.mean], xerr=x.err(), yerr=y.err(), capsize=3, **kw)
+
+
+def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]],
+              path: Path) -> None:
+    variants = summ.variants(setting)
+    lines = sweeps(variants)
+    in_line = {v for vs in lines.values() for v in vs}
+    fig, (ax,) = _figure(8, 6)
+    i = 0
+    for (policy, rest, key), vs in sorted(lines.items()):
+        pts = []
+        for v in vs:
+            cell: Cell = (*setting, *v)
+            x, y = summ.point(cell, "recall_at_k"), summ.point(cell, "contradiction_rate")
+            value = full.get(cell, {}).get(key)
+            if x is not None and y is not None and isinstance(value, int | float):
+                pts.append((float(value), x, y))
+        pts.sort(key=lambda p: p[0])
+        style = _style(i)
+        i += 1
+        label = variant_label(policy, rest) + f" over {key.removeprefix('policy.')}"
+        ax.plot([p[1].mean for p in pts], [p[2].mean for p in pts], marker="o",
+                label=label, **style)
+        for value, x, y in pts:
+            _errorbar(ax, x, y, color=style["color"], linestyle="none")
+            ax.annotate(f"{key.removeprefix('policy.')}={value:g}", (x.mean, y.mean),
+                        textcoords="offset points", xytext=(5, 5), fontsize=7)
+    markers = ["s", "^", "D", "v", "P", "X", "*", "<", ">"]
+    for j, v in enumerate(v for v in variants if v not in in_line):
+        cell = (*setting, *v)
+        x, y = summ.point(cell, "recall_at_k"), summ.point(cell, "contradiction_rate")
+        if x is None or y is None:
+            continue
+        _errorbar(ax, x, y, color=_style(i)["color"], marker=markers[j % len(markers)],
+                  linestyle="none", label=variant_label(*v))
+        i += 1
+    ax.set_xlabel("recall_at_k ↑ (mean, 95% CI)")
+    ax.set_ylabel("contradiction_rate ↓ (mean, 95% CI)")
+    ax.set_title(f"Contradiction vs recall — {_setting_title(setting)}")
+    ax.legend(loc="best")
+    _save(fig, path)
+
+
+def _scatter(setting: Setting, summ: _Summary, xm: str, ym: str, title: str,
+             path: Path) -> None:
+    fig, (ax,) = _figure(8, 6)
+    for i, v in enumerate(summ.variants(setting)):
+        cell: Cell = (*setting, *v)
+        x, y = summ.point(cell, xm), summ.point(cell, ym)
+        if x is None or y is None:
+            continue
+        _errorbar(ax, x, y, color=_style(i)["color"], marker="o", linestyle="none",
+                  label=variant_label(*v))
+    ax.set_xlabel(f"{xm} (mean, 95% CI)")
+    ax.set_ylabel(f"{ym} (mean, 95% CI)")
+    ax.set_title(f"{title} — {_setting_title(setting)}")
+    ax.legend(loc="best")
+    _save(fig, path)
+
+
+def _scaling(workload: str, k: int, summ: _Summary, path: Path) -> None:
+    cells = [c for c in summ.cells if c[0] == workload and c[2] == k]
+    horizons = sorted({c[1] for c in cells})
+    variants: list[Variant] = []
+    for c in cells:
+        if (c[3], c[4]) not in variants:
+            variants.append((c[3], c[4]))
+    fig, (ax,) = _figure(8, 5)
+    for i, v in enumerate(variants):
+        pts = [(h, summ.point((workload, h, k, *v), "final_size")) for h in horizons]
+        xs = [h for h, p in pts if p is not None]
+        ps = [p for _, p in pts if p is not None]
+        style = _style(i)
+        ax.errorbar(xs, [p.mean for p in ps],
+                    yerr=np.hstack([p.err() for p in ps]) if ps else None,
+                    marker="o", capsize=3, label=variant_label(*v), **style)
+    if horizons[-1] / max(horizons[0], 1) >= 20:
+        ax.set_xscale("log")
+    unit = horizon_unit(workload)
+    ax.set_xlabel(f"horizon{' (' + unit + ')' if unit else ''}")
+    ax.set_ylabel("final_size ↓ (mean, 95% CI)")
+    ax.set_title(f"Final size vs horizon — {workload}, k={k}")
+    ax.legend(loc="best")
+    _save(fig, path)
+
+
+def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
+    """Every figure for the summary (and the shards' checkpoint rows) into ``plots_dir``."""
+    plots_dir = Path(plots_dir)
+    summ = _Summary(summary)
+    full = _params_full(shards)
+    result = Plots()
+    with mpl_style.context("default"), matplotlib.rc_context(STYLE):
+        for setting in summ.settings():
+            w, h, k = setting
+            stem = f"{_slug(w)}-h{h}-k{k}"
+            title = _setting_title(setting)
+            paths = {kind: plots_dir / f"{kind}-{stem}.png"
+                     for kind in ("bloat", "frontier", "false_forget")}
+            _bloat(setting, summ.variants(setting), shards, paths["bloat"])
+            _frontier(setting, summ, full, paths["frontier"])
+            _scatter(setting, summ, "final_size", "false_forget_rate",
+                     "False-forget vs final size", paths["false_forget"])
+            result.plots += [
+                Plot("bloat", f"Memory growth — {title}", paths["bloat"]),
+                Plot("frontier", f"Contradiction vs recall — {title}", paths["frontier"]),
+                Plot("false_forget", f"False-forget rate vs final size — {title}",
+                     paths["false_forget"]),
+            ]
+        for w, k in sorted({(c[0], c[2]) for c in summ.cells}):
+            horizons = sorted({c[1] for c in summ.cells if c[0] == w and c[2] == k})
+            if len(horizons) < 2:
+                result.notes.append(f"scaling plot for {w} (k={k}) skipped: it ran at one "
+                                    f"horizon ({horizons[0]})")
+                continue
+            path = plots_dir / f"scaling-{_slug(w)}-k{k}.png"
+            _scaling(w, k, summ, path)
+            result.plots.append(Plot("scaling", f"Final size vs horizon — {w}, k={k}", path))
+    written = {p.path.resolve() for p in result.plots}
+    for old in sorted(plots_dir.glob("*.png")):
+        if old.resolve() not in written:
+            old.unlink()
+    return result

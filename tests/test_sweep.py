@@ -1,0 +1,240 @@
+"""Sweep specs, expansion, resume planning and the sweep's bad-input errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from runner.errors import FbenchError
+from runner.shard import NONDETERMINISTIC
+from runner.sweep import (
+    SweepSpec,
+    build_spec,
+    expand,
+    horizon_of,
+    load_config,
+    merge_params,
+    parse_seed_list,
+)
+from runner.sweep_run import choose_executor, existing_shards, plan, prepare, run_sweep
+from workloads import WORKLOADS
+
+TINY = SweepSpec(seeds=(0, 1), policies=("keep_all", "ebbinghaus"), horizons=("120",))
+
+
+def test_default_grid_is_every_reference_policy_and_workload() -> None:
+    """Prevents a default sweep that silently leaves out a registered policy or workload."""
+    from memcore import POLICIES
+
+    jobs = expand(SweepSpec())
+    assert {j.policy for j in jobs} == set(POLICIES)
+    assert {j.workload for j in jobs} == set(WORKLOADS)
+    assert {j.seed for j in jobs} == set(range(5))
+    assert all(j.horizon == WORKLOADS[j.workload].default_horizon for j in jobs)
+    assert len(jobs) == 5 * len(POLICIES) * len(WORKLOADS)
+
+
+def test_expansion_is_pure_ordered_and_unique() -> None:
+    """Prevents nondeterministic job order or duplicate jobs (a job must run once)."""
+    spec = SweepSpec(seeds=(0, 1, 2), params=(("ebbinghaus.tau", ("30", "150")),))
+    a, b = expand(spec), expand(spec)
+    assert a == b
+    assert len({j.job_id for j in a}) == len(a)
+
+
+def test_grid_axis_targets_only_its_policy_and_defaults_collapse() -> None:
+    """Prevents a policy's grid leaking onto other policies, and tau=150 (the default)
+    running twice under two ids."""
+    spec = SweepSpec(seeds=(0,), policies=("keep_all", "ebbinghaus"),
+                     params=(("ebbinghaus.tau", ("30", "60", "150")),))
+    cells = sorted((j.policy, j.params) for j in expand(spec))
+    assert cells == [
+        ("ebbinghaus", ()),
+        ("ebbinghaus", (("policy.tau", 30.0),)),
+        ("ebbinghaus", (("policy.tau", 60.0),)),
+        ("keep_all", ()),
+    ]
+
+
+def test_store_and_workload_axes_apply_to_every_matching_job() -> None:
+    """Prevents store./workload-name axes from being dropped or misrouted."""
+    spec = SweepSpec(seeds=(0,), policies=("keep_all",),
+                     params=(("store.extractor", ("teacher", "tagger")),
+                             ("contradiction.p_hard", ("0.2",))))
+    got = sorted(j.params for j in expand(spec))
+    assert got == [
+        (("store.extractor", "teacher"), ("workload.p_hard", 0.2)),
+        (("workload.p_hard", 0.2),),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"), [("1x", 3000), ("4x", 12000), ("0.5x", 1500), ("777", 777), (" 2X ", 6000)]
+)
+def test_horizons_in_units_or_multiples(raw: str, want: int) -> None:
+    """Prevents misreading Nx (a multiple of the default) or plain horizons."""
+    assert horizon_of(raw, WORKLOADS["contradiction"]) == want
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-3", "x", "0x"])
+def test_bad_horizons(raw: str) -> None:
+    """Prevents a bad horizon turning into a crash deep inside a job."""
+    with pytest.raises(FbenchError):
+        horizon_of(raw, WORKLOADS["contradiction"])
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SweepSpec(policies=("nope",)),
+        SweepSpec(workloads=("nope",)),
+        SweepSpec(params=(("ebbinghaus.taux", ("1",)),)),
+        SweepSpec(params=(("nope.tau", ("1",)),)),
+        SweepSpec(params=(("ebbinghaus.tau", ("-1",)),)),
+        SweepSpec(seeds=()),
+    ],
+)
+def test_bad_specs_are_one_line_errors(spec: SweepSpec) -> None:
+    """Prevents an invalid grid from starting (every problem named before any job runs)."""
+    with pytest.raises(FbenchError) as exc:
+        expand(spec)
+    assert "\n" not in str(exc.value)
+
+
+def test_seed_list_parsing() -> None:
+    """Prevents duplicate or malformed seeds from being accepted."""
+    assert parse_seed_list("0,3,7,3") == (0, 3, 7)
+    for bad in ("a,b", "-1", ","):
+        with pytest.raises(FbenchError):
+            parse_seed_list(bad)
+
+
+def test_config_file_fields_and_cli_overrides(tmp_path: Path) -> None:
+    """Prevents a sweep.toml being read differently from the same CLI flags."""
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text('seeds = 3\npolicies = ["ebbinghaus"]\nhorizons = ["1000"]\n'
+                   '[params]\n"ebbinghaus.tau" = [30, 60]\n')
+    data = load_config(cfg)
+    spec = build_spec(data, {"params": merge_params(
+        tuple((k, tuple(v)) for k, v in data["params"].items()), [])})
+    assert spec.seeds == (0, 1, 2)
+    assert spec.policies == ("ebbinghaus",)
+    assert len(expand(spec)) == 6
+    spec2 = build_spec(data, {"seeds": (4,), "params": merge_params(spec.params,
+                                                                     ["ebbinghaus.tau=90"])})
+    assert [j.params for j in expand(spec2)] == [(("policy.tau", 90.0),)]
+
+
+@pytest.mark.parametrize(
+    "text", ["seedz = 3\n", "seeds = [\n", 'policies = 3\n[params]\nx = {a = 1}\n']
+)
+def test_bad_config_files(tmp_path: Path, text: str) -> None:
+    """Prevents a typo'd or malformed sweep.toml from being silently half-read."""
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(text)
+    with pytest.raises(FbenchError):
+        data = load_config(cfg)
+        expand(build_spec(data, {}))
+
+
+def test_auto_executor_rule() -> None:
+    """Prevents starting Ray (~5 s) for a few seconds of work, or running a big sweep inline."""
+    small = expand(TINY)
+    big = expand(SweepSpec(seeds=tuple(range(30))))
+    assert choose_executor("auto", None, small) == "inline"
+    assert choose_executor("auto", None, big) == "ray"
+    assert choose_executor("auto", "127.0.0.1:6379", small) == "ray"
+    assert choose_executor("inline", None, big) == "inline"
+
+
+def _run(tmp: Path, spec: SweepSpec = TINY, overwrite: str = "failed") -> None:
+    run_sweep(prepare(spec, expand(spec), tmp, executor="inline", overwrite=overwrite))
+
+
+def test_resume_skips_valid_shards_and_reruns_corrupt_ones(tmp_path: Path) -> None:
+    """Prevents resume from rerunning finished jobs, or trusting a corrupt shard."""
+    _run(tmp_path)
+    shards = existing_shards(tmp_path)
+    assert len(shards) == 4
+    victim = sorted(shards.values())[0]
+    victim.write_bytes(b"not parquet")
+    p = plan(expand(TINY), tmp_path, "failed")
+    assert (p.skipped, len(p.to_run), p.invalid) == (3, 1, [victim.stem])
+    with pytest.raises(FbenchError, match="do not validate"):
+        plan(expand(TINY), tmp_path, "never")
+    _run(tmp_path)
+    assert pq.read_table(victim).num_rows > 0
+    assert len(plan(expand(TINY), tmp_path, "failed").to_run) == 0
+    assert len(plan(expand(TINY), tmp_path, "always").to_run) == 4
+
+
+def test_shards_from_another_sweep_are_refused(tmp_path: Path) -> None:
+    """Prevents mixing two sweeps' shards in one folder (the summary would blend them)."""
+    _run(tmp_path)
+    other = SweepSpec(seeds=(5,), policies=("keep_all",), horizons=("120",))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(FbenchError, match="another sweep"):
+        prepare(other, expand(other), tmp_path)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    _run(tmp_path, other, overwrite="always")
+    assert len(existing_shards(tmp_path)) == 1
+
+
+def test_bad_out_folder_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a half-written sweep when OUT is a file or unwritable."""
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(FbenchError, match="is a file"):
+        prepare(TINY, expand(TINY), f)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    # CI runs as root, for whom permission bits do not bite: deny through os.access.
+    monkeypatch.setattr("runner.sweep_run.os.access", lambda path, mode: Path(path) != ro)
+    with pytest.raises(FbenchError, match="not writable"):
+        prepare(TINY, expand(TINY), ro / "out" / "deeper")
+    assert list(ro.iterdir()) == []
+
+
+def test_manifest_and_sweep_json(tmp_path: Path) -> None:
+    """Prevents a sweep folder without its expanded spec and provenance."""
+    import json
+
+    _run(tmp_path)
+    sweep = json.loads((tmp_path / "sweep.json").read_text())
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert len(sweep["jobs"]) == 4
+    assert manifest["counts"] == {"total": 4, "done": 4, "skipped": 0, "failed": 0}
+    assert set(manifest["versions"]) >= {"fbench", "python", "ray", "torch", "pyarrow"}
+    assert manifest["ended"] is not None
+
+
+def test_failed_job_is_recorded_not_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents one exception from crashing a sweep: it is a failed job with its traceback,
+    and a rerun retries it."""
+    import json
+
+    import runner.job as job_mod
+
+    real = job_mod.run_job
+
+    def flaky(spec):  # type: ignore[no-untyped-def]
+        if spec.seed == 1 and spec.policy == "keep_all":
+            raise RuntimeError("boom")
+        return real(spec)
+
+    monkeypatch.setattr("runner.shard.run_job", flaky)
+    _run(tmp_path)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["counts"]["failed"] == 1
+    assert "RuntimeError: boom" in manifest["failures"][0]["error"]
+    assert len(existing_shards(tmp_path)) == 3
+    monkeypatch.setattr("runner.shard.run_job", real)
+    _run(tmp_path)
+    assert len(existing_shards(tmp_path)) == 4
+
+
+def test_nondeterministic_columns_are_only_timing_and_node() -> None:
+    """Prevents the determinism comparisons from ignoring a real metric."""
+    assert NONDETERMINISTIC == {"wall_s", "node"}
