@@ -127,6 +127,9 @@ def sweep(
     report: Annotated[
         bool, typer.Option(help="Aggregate and write OUT/RESULTS.md at the end.")
     ] = True,
+    dry_run: Annotated[
+        bool, typer.Option(help="Check everything, print the plan, run and write nothing.")
+    ] = False,
 ) -> None:
     """Run seeds × policies × workloads × horizons × params, one Parquet shard per job."""
     from runner.sweep import (
@@ -163,6 +166,11 @@ def sweep(
         max_in_flight=max_in_flight or cfg.get("max_in_flight"),
         overwrite=overwrite or cfg.get("overwrite", "failed"),
     )
+    if dry_run:
+        p = prepared.plan
+        console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before, "
+                      f"{prepared.executor} executor, out {folder}", markup=False)
+        return
     result = _run_with_progress(prepared)
     err.print(f"{result.total} jobs: {result.done} run, {result.skipped} skipped (done before), "
               f"{len(result.failed)} failed ({result.executor} executor) -> {folder}",

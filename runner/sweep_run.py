@@ -169,6 +169,8 @@ def run_sweep(
     if overwrite == "always":
         for path in existing_shards(out).values():
             path.unlink()
+    for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
+        tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
     atomic_write_json(out / "sweep.json",
                       {"spec": spec.to_dict(), "jobs": [j.to_dict() for j in jobs]})
     manifest: dict[str, Any] = {
