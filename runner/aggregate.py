@@ -210,44 +210,53 @@ def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
 # --- the summary -------------------------------------------------------------------------
 
 
-def aggregate(out: Path, baseline: str = "keep_all") -> pa.Table:
-    """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``."""
+def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool = True) -> pa.Table:
+    """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``.
+
+    An absent baseline policy is an error, unless ``require_baseline`` is false (the
+    report's implicit aggregation): then nothing is paired.
+    """
     out = Path(out)
     files = shard_files(out)
     final = load_shards(out, final_only=True)
     policies = sorted(set(final.column("policy").to_pylist()))
-    if baseline not in policies:
+    if require_baseline and baseline not in policies:
         raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
                           f"{', '.join(policies)} (choose one with --baseline)")
     cells = _cells(final)
     seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
     rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
     metrics = compared_metrics()
-    values = {m.name: _metric_values(final, m.name) for m in metrics}
+    directions = [m.direction for m in metrics]
+    columns = [_metric_values(final, m.name) for m in metrics]
+    values = np.column_stack([v for v, _ in columns])  # rows x metrics, nan = no value
+    missing = np.column_stack([miss for _, miss in columns])
     for cell, idx in cells.items():
         w, h, k, policy, params = cell
+        ident = json.dumps([w, h, k, policy, params])
+        summaries = stats.summarize_columns(values[idx], ident)
+        n_missing = missing[idx].sum(axis=0)
         bparams = baseline_params(params)
         base_cell: Cell = (w, h, k, baseline, bparams)
-        compare = base_cell != cell and base_cell in cells
-        if compare:
+        deltas: list[stats.Paired | None] = [None] * len(metrics)
+        if base_cell != cell and base_cell in cells:
             bidx = cells[base_cell]
             common = np.intersect1d(seeds[idx], seeds[bidx])
-            pidx = idx[np.isin(seeds[idx], common)]
+            pidx = idx[np.isin(seeds[idx], common)]  # both sorted by seed: aligned
             qidx = bidx[np.isin(seeds[bidx], common)]
-        for m in metrics:
-            vals, missing = values[m.name]
-            ident = json.dumps([w, h, k, policy, params, m.name])
-            s = stats.summarize(vals[idx], ident)
+            key = json.dumps([w, h, k, policy, params, "vs", baseline, bparams])
+            deltas = list(stats.paired_columns(values[pidx], values[qidx], directions, key))
+        for j, m in enumerate(metrics):
+            s = summaries[j]
             row: dict[str, Any] = {
                 "workload": w, "horizon": h, "k": k, "policy": policy, "params": params,
                 "metric": m.name, "direction": m.direction, "n_jobs": len(idx), "n": s.n,
-                "n_missing": int(missing[idx].sum()), "mean": s.mean, "std": s.std,
+                "n_missing": int(n_missing[j]), "mean": s.mean, "std": s.std,
                 "iqm": s.iqm, "ci_low": s.ci_low, "ci_high": s.ci_high,
             }
             row |= dict.fromkeys(PAIRED_COLUMNS)
-            if compare:
-                d = stats.paired(vals[pidx], vals[qidx], m.direction,
-                                 json.dumps([ident, "vs", baseline, bparams]))
+            d = deltas[j]
+            if d is not None:
                 row |= {
                     "baseline": baseline, "baseline_params": bparams, "n_pairs": d.n,
                     "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
@@ -298,31 +307,46 @@ def summary_is_current(out: Path) -> bool:
 
 
 def read_summary(out: Path) -> pa.Table:
-    """``OUT/summary.parquet``, recomputed first if missing or stale (same baseline)."""
+    """``OUT/summary.parquet``, recomputed first if missing or stale (with the same baseline;
+    ``keep_all`` if there was none, and then no comparisons if keep_all did not run)."""
     out = Path(out)
     path = out / SUMMARY
     if summary_is_current(out):
         return pq.read_table(path)
-    baseline = summary_baseline(pq.read_table(path)) if path.is_file() else "keep_all"
-    return aggregate(out, baseline)
+    if path.is_file():
+        return aggregate(out, summary_baseline(pq.read_table(path)))
+    return aggregate(out, require_baseline=False)
 
 
 # --- presentation ------------------------------------------------------------------------
 
 
 def decimals(value: float) -> int:
-    """3 decimals for rates and small numbers, 1 for hundreds, 0 beyond."""
-    a = abs(value)
+    """3 decimals for rates and small numbers, 1 for tens and hundreds, 0 beyond."""
+    a = abs(value) if not math.isnan(value) else 0.0
     return 3 if a < 10 else 1 if a < 1000 else 0
 
 
-def format_cell(mean: float, ci_low: float | None, ci_high: float | None,
-                n: int | None = None, n_jobs: int | None = None) -> str:
+def metric_decimals(summary: pa.Table) -> dict[str, int]:
+    """One number of decimals per metric (from its largest mean), so a row reads evenly."""
+    largest: dict[str, float] = {}
+    for name, m in zip(summary.column("metric").to_pylist(),
+                       summary.column("mean").to_pylist(), strict=True):
+        if m is not None and not math.isnan(m):
+            largest[name] = max(largest.get(name, 0.0), abs(m))
+        else:
+            largest.setdefault(name, 0.0)
+    return {name: decimals(v) for name, v in largest.items()}
+
+
+def format_cell(mean: float | None, ci_low: float | None, ci_high: float | None,
+                n: int | None = None, n_jobs: int | None = None,
+                digits: int | None = None) -> str:
     """``mean ± half-width`` of the interval (``—`` when undefined), ``(n=2)`` if seeds lack it."""
     if mean is None or math.isnan(mean):
         text = "—"
     else:
-        d = decimals(mean)
+        d = decimals(mean) if digits is None else digits
         half = (ci_high - ci_low) / 2 if ci_low is not None and ci_high is not None else math.nan
         text = f"{mean:.{d}f} ± " + ("—" if math.isnan(half) else f"{half:.{d}f}")
     if n is not None and n_jobs is not None and n != n_jobs:
@@ -335,7 +359,7 @@ def main_table(summary: pa.Table) -> Table:
     rows = summary.to_pylist()
     by_cell: dict[Cell, dict[str, dict[str, Any]]] = {}
     for r in rows:
-        by_cell.setdefault(tuple(r[c] for c in CELL), {})[r["metric"]] = r  # type: ignore[arg-type]
+        by_cell.setdefault(tuple(r[c] for c in CELL), {})[r["metric"]] = r
     shown = [METRICS[name] for name in HEADLINE if name in METRICS]
     table = Table(title=f"fbench summary: mean ± half-width of the {stats.LEVEL:.0%} bootstrap "
                         f"CI over seeds")
@@ -345,6 +369,7 @@ def main_table(summary: pa.Table) -> Table:
         table.add_column(f"{m.name} {m.arrow}".strip(), justify="right")
     last: tuple[str, int, int] | None = None
     baseline = summary_baseline(summary)
+    digits = metric_decimals(summary)
     for cell in sorted(by_cell, key=lambda c: cell_sort_key(c, baseline)):
         w, h, k, policy, params = cell
         if last is not None and (w, h, k) != last:
@@ -356,7 +381,8 @@ def main_table(summary: pa.Table) -> Table:
         for m in shown:
             r = metrics.get(m.name)
             cells.append("" if r is None else
-                         format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"]))
+                         format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
+                                     digits.get(m.name)))
         table.add_row(w, str(h), str(k), variant_label(policy, params), str(any_row["n_jobs"]),
                       *cells)
     return table

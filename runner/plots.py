@@ -41,19 +41,15 @@ from runner.aggregate import (
     summary_baseline,
     variant_label,
 )
+from runner.metrics import METRICS
 
 DPI = 100
-STYLE = {
-    "font.size": 9,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "legend.fontsize": 8,
-    "figure.dpi": DPI,
-    "savefig.dpi": DPI,
-}
 PNG_METADATA: dict[str, Any] = {"Software": None}
 COLORS = [matplotlib.colormaps["tab10"](i) for i in range(10)]
 LINESTYLES = ["-", "--", ":", "-."]
+# Hollow markers of distinct shapes, so cells at the same point stay visible.
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+HOLLOW: dict[str, Any] = {"markerfacecolor": "none", "markersize": 8, "markeredgewidth": 1.5}
 
 Setting = tuple[str, int, int]  # workload, horizon, k
 Variant = tuple[str, str]  # policy, params
@@ -64,6 +60,9 @@ class Plot:
     kind: str
     title: str
     path: Path
+    workload: str
+    k: int
+    horizon: int | None  # None: across horizons (scaling)
 
 
 @dataclass
@@ -83,6 +82,11 @@ class Point:
         lo = 0.0 if np.isnan(self.lo) else self.mean - self.lo
         hi = 0.0 if np.isnan(self.hi) else self.hi - self.mean
         return [[lo], [hi]]
+
+
+def _directed(metric: str) -> str:
+    m = METRICS.get(metric)
+    return f"{metric} {m.arrow}".strip() if m is not None else metric
 
 
 def _slug(text: str) -> str:
@@ -163,7 +167,7 @@ def _bloat(setting: Setting, variants: list[Variant], shards: pa.Table, path: Pa
             ax.fill_between(ts, los, his, color=style["color"], alpha=0.2, linewidth=0)
         ax.set_xlabel(f"t ({unit})")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{metric}: mean, 95% bootstrap band")
+        ax.set_title(f"{_directed(metric)}: mean, 95% bootstrap band")
     fig.suptitle(f"Memory growth — {_setting_title(setting)}")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right upper")
@@ -206,9 +210,10 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
     variants = summ.variants(setting)
     lines = sweeps(variants)
     in_line = {v for vs in lines.values() for v in vs}
+    color = {v: _style(i)["color"] for i, v in enumerate(variants)}
     fig, (ax,) = _figure(8, 6)
-    i = 0
     for (policy, rest, key), vs in sorted(lines.items()):
+        name = key.removeprefix("policy.")
         pts = []
         for v in vs:
             cell: Cell = (*setting, *v)
@@ -217,26 +222,24 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
             if x is not None and y is not None and isinstance(value, int | float):
                 pts.append((float(value), x, y))
         pts.sort(key=lambda p: p[0])
-        style = _style(i)
-        i += 1
-        label = variant_label(policy, rest) + f" over {key.removeprefix('policy.')}"
-        ax.plot([p[1].mean for p in pts], [p[2].mean for p in pts], marker="o",
-                label=label, **style)
+        c = color[vs[0]]
+        ax.plot([p[1].mean for p in pts], [p[2].mean for p in pts], marker="o", color=c,
+                label=f"{variant_label(policy, rest)} over {name}")
+        same_place: dict[tuple[float, float], list[str]] = {}
         for value, x, y in pts:
-            _errorbar(ax, x, y, color=style["color"], linestyle="none")
-            ax.annotate(f"{key.removeprefix('policy.')}={value:g}", (x.mean, y.mean),
-                        textcoords="offset points", xytext=(5, 5), fontsize=7)
-    markers = ["s", "^", "D", "v", "P", "X", "*", "<", ">"]
+            _errorbar(ax, x, y, color=c, linestyle="none")
+            same_place.setdefault((x.mean, y.mean), []).append(f"{value:g}")
+        for (xm, ym), values in same_place.items():
+            ax.annotate(f"{name}={'/'.join(values)}", (xm, ym), textcoords="offset points",
+                        xytext=(5, 5), fontsize=7)
     for j, v in enumerate(v for v in variants if v not in in_line):
         cell = (*setting, *v)
         x, y = summ.point(cell, "recall_at_k"), summ.point(cell, "contradiction_rate")
-        if x is None or y is None:
-            continue
-        _errorbar(ax, x, y, color=_style(i)["color"], marker=markers[j % len(markers)],
-                  linestyle="none", label=variant_label(*v))
-        i += 1
-    ax.set_xlabel("recall_at_k ↑ (mean, 95% CI)")
-    ax.set_ylabel("contradiction_rate ↓ (mean, 95% CI)")
+        if x is not None and y is not None:
+            _errorbar(ax, x, y, color=color[v], marker=MARKERS[(j + 1) % len(MARKERS)],
+                      linestyle="none", label=variant_label(*v), **HOLLOW)
+    ax.set_xlabel(f"{_directed('recall_at_k')} (mean, 95% CI)")
+    ax.set_ylabel(f"{_directed('contradiction_rate')} (mean, 95% CI)")
     ax.set_title(f"Contradiction vs recall — {_setting_title(setting)}")
     ax.legend(loc="best")
     _save(fig, path)
@@ -250,10 +253,10 @@ def _scatter(setting: Setting, summ: _Summary, xm: str, ym: str, title: str,
         x, y = summ.point(cell, xm), summ.point(cell, ym)
         if x is None or y is None:
             continue
-        _errorbar(ax, x, y, color=_style(i)["color"], marker="o", linestyle="none",
-                  label=variant_label(*v))
-    ax.set_xlabel(f"{xm} (mean, 95% CI)")
-    ax.set_ylabel(f"{ym} (mean, 95% CI)")
+        _errorbar(ax, x, y, color=_style(i)["color"], marker=MARKERS[i % len(MARKERS)],
+                  linestyle="none", label=variant_label(*v), **HOLLOW)
+    ax.set_xlabel(f"{_directed(xm)} (mean, 95% CI)")
+    ax.set_ylabel(f"{_directed(ym)} (mean, 95% CI)")
     ax.set_title(f"{title} — {_setting_title(setting)}")
     ax.legend(loc="best")
     _save(fig, path)
@@ -274,12 +277,13 @@ def _scaling(workload: str, k: int, summ: _Summary, path: Path) -> None:
         style = _style(i)
         ax.errorbar(xs, [p.mean for p in ps],
                     yerr=np.hstack([p.err() for p in ps]) if ps else None,
-                    marker="o", capsize=3, label=variant_label(*v), **style)
+                    marker=MARKERS[i % len(MARKERS)], capsize=3, label=variant_label(*v),
+                    **style, **HOLLOW)
     if horizons[-1] / max(horizons[0], 1) >= 20:
         ax.set_xscale("log")
     unit = horizon_unit(workload)
     ax.set_xlabel(f"horizon{' (' + unit + ')' if unit else ''}")
-    ax.set_ylabel("final_size ↓ (mean, 95% CI)")
+    ax.set_ylabel(f"{_directed('final_size')} (mean, 95% CI)")
     ax.set_title(f"Final size vs horizon — {workload}, k={k}")
     ax.legend(loc="best")
     _save(fig, path)
@@ -291,7 +295,10 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
     summ = _Summary(summary)
     full = _params_full(shards)
     result = Plots()
-    with mpl_style.context("default"), matplotlib.rc_context(STYLE):
+    with mpl_style.context("default"), matplotlib.rc_context(
+        {"font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8,
+         "figure.dpi": DPI, "savefig.dpi": DPI}
+    ):
         for setting in summ.settings():
             w, h, k = setting
             stem = f"{_slug(w)}-h{h}-k{k}"
@@ -303,10 +310,11 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
             _scatter(setting, summ, "final_size", "false_forget_rate",
                      "False-forget vs final size", paths["false_forget"])
             result.plots += [
-                Plot("bloat", f"Memory growth — {title}", paths["bloat"]),
-                Plot("frontier", f"Contradiction vs recall — {title}", paths["frontier"]),
+                Plot("bloat", f"Memory growth — {title}", paths["bloat"], w, k, h),
+                Plot("frontier", f"Contradiction vs recall — {title}", paths["frontier"],
+                     w, k, h),
                 Plot("false_forget", f"False-forget rate vs final size — {title}",
-                     paths["false_forget"]),
+                     paths["false_forget"], w, k, h),
             ]
         for w, k in sorted({(c[0], c[2]) for c in summ.cells}):
             horizons = sorted({c[1] for c in summ.cells if c[0] == w and c[2] == k})
@@ -316,7 +324,8 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
                 continue
             path = plots_dir / f"scaling-{_slug(w)}-k{k}.png"
             _scaling(w, k, summ, path)
-            result.plots.append(Plot("scaling", f"Final size vs horizon — {w}, k={k}", path))
+            result.plots.append(
+                Plot("scaling", f"Final size vs horizon — {w}, k={k}", path, w, k, None))
     written = {p.path.resolve() for p in result.plots}
     for old in sorted(plots_dir.glob("*.png")):
         if old.resolve() not in written:

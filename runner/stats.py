@@ -3,13 +3,19 @@
 - ``mean``; ``std`` with ddof=1 (nan below two seeds); ``iqm``, the interquartile
   mean as rliable computes it (``scipy.stats.trim_mean(x, 0.25)``: sort, drop
   ``floor(n/4)`` values at each end, average the rest; so n < 4 drops nothing).
+  The mean of constant data is that constant exactly.
 - ``bootstrap_ci``: a percentile bootstrap interval of the mean over seeds,
-  ``RESAMPLES`` resamples, its generator seeded by a hash of the cell's identity
-  (so the same data gives the same interval, and adding a cell leaves the others'
-  intervals unchanged). One seed gives no interval (nan, nan): a single run says
-  nothing about the spread. Constant data gives a zero-width interval.
-- ``paired``: the per-seed delta ``policy - baseline`` (pairs with a nan on
-  either side are dropped), its mean and bootstrap interval, and the share of
+  ``RESAMPLES`` resamples, the generator seeded by a SHA-256 hash of the cell's
+  identity (``key``): the same data gives the same interval, and adding a cell
+  leaves the others' intervals unchanged. One seed gives no interval (nan, nan):
+  a single run says nothing about the spread. Constant data gives a zero-width
+  interval at the constant.
+- ``summarize_columns`` / ``paired_columns``: the same for every metric of a cell
+  at once. All metrics of a cell share the cell's resampled seeds, so column
+  ``j`` of the result equals ``summarize(x[:, j], key)`` exactly; a column with
+  nans (a seed without a value) is dropped to its valid seeds and resampled alone.
+- ``paired``: the per-seed delta ``policy - baseline`` (a pair with a nan on
+  either side is dropped), its mean and bootstrap interval, and the share of
   seeds where the policy is better in the metric's direction. A tie (delta
   exactly 0) counts half, as in rliable's probability of improvement; wins,
   ties and losses are also returned separately.
@@ -49,7 +55,11 @@ def as_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def mean(x: np.ndarray) -> float:
-    return float(np.mean(x)) if len(x) else NAN
+    if len(x) == 0:
+        return NAN
+    if np.all(x == x[0]):
+        return float(x[0])  # exact (a float sum of n copies / n may be off by one ulp)
+    return float(np.mean(x))
 
 
 def std(x: np.ndarray) -> float:
@@ -63,7 +73,7 @@ def iqm(x: np.ndarray) -> float:
     if n == 0:
         return NAN
     cut = int(0.25 * n)
-    return float(np.mean(np.sort(x)[cut : n - cut]))
+    return mean(np.sort(x)[cut : n - cut])
 
 
 def key_seed(*parts: object) -> int:
@@ -72,20 +82,36 @@ def key_seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
+def bootstrap_cis(
+    x: np.ndarray, key: str, resamples: int = RESAMPLES, level: float = LEVEL
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile intervals of each column's mean of an (n seeds x m) array without nans.
+
+    The columns share one set of resampled seeds, drawn from a generator seeded by
+    ``key``; each resample's mean is a plain sequential sum over its n draws, so a
+    column's interval does not depend on which other columns come with it.
+    """
+    n, m = x.shape
+    lo, hi = np.full(m, NAN), np.full(m, NAN)
+    if n < 2:
+        return lo, hi
+    idx = np.random.default_rng(key_seed(key)).integers(0, n, size=(resamples, n))
+    acc = np.zeros((resamples, m))
+    for i in range(n):
+        acc += x[idx[:, i]]
+    q = np.quantile(acc / n, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    const = np.all(x == x[0], axis=0)
+    lo = np.where(const, x[0], q[0])
+    hi = np.where(const, x[0], q[1])
+    return lo, hi
+
+
 def bootstrap_ci(
     x: np.ndarray, key: str, resamples: int = RESAMPLES, level: float = LEVEL
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``x``; (nan, nan) below two values."""
-    n = len(x)
-    if n < 2:
-        return NAN, NAN
-    if np.all(x == x[0]):
-        m = mean(x)
-        return m, m
-    rng = np.random.default_rng(key_seed(key))
-    means = x[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
+    """Percentile bootstrap interval of the mean of ``x`` (no nans); nan below two values."""
+    lo, hi = bootstrap_cis(np.asarray(x, dtype=np.float64).reshape(-1, 1), key, resamples, level)
+    return float(lo[0]), float(hi[0])
 
 
 def mdd(sd_delta: float, n: int) -> float:
@@ -110,6 +136,22 @@ def summarize(values: Sequence[float] | np.ndarray, key: str) -> Summary:
     return Summary(len(x), mean(x), std(x), iqm(x), lo, hi)
 
 
+def summarize_columns(x: np.ndarray, key: str) -> list[Summary]:
+    """``summarize`` of every column of an (n seeds x m metrics) array, batched."""
+    x = np.asarray(x, dtype=np.float64)
+    complete = ~np.isnan(x).any(axis=0)
+    out: list[Summary | None] = [None] * x.shape[1]
+    cols = np.flatnonzero(complete)
+    if len(cols):
+        lo, hi = bootstrap_cis(x[:, cols], key)
+        for j, col in enumerate(cols.tolist()):
+            c = x[:, col]
+            out[col] = Summary(len(c), mean(c), std(c), iqm(c), float(lo[j]), float(hi[j]))
+    for col in np.flatnonzero(~complete).tolist():
+        out[col] = summarize(x[:, col], key)
+    return [s for s in out if s is not None]
+
+
 @dataclass(frozen=True)
 class Paired:
     n: int  # seeds with a value on both sides
@@ -121,6 +163,19 @@ class Paired:
     worse: int
     share_better: float  # (better + ties / 2) / n; nan when the metric has no direction
     mdd: float
+
+
+SIGN = {"lower": -1.0, "higher": 1.0, "none": 0.0}
+
+
+def _paired(delta: np.ndarray, direction: str, lo: float, hi: float) -> Paired:
+    n = len(delta)
+    sign = SIGN[direction]
+    better = int(np.sum(sign * delta > 0)) if sign else 0
+    worse = int(np.sum(sign * delta < 0)) if sign else 0
+    ties = int(np.sum(delta == 0)) if sign else 0
+    share = (better + ties / 2) / n if sign and n else NAN
+    return Paired(n, mean(delta), lo, hi, better, ties, worse, share, mdd(std(delta), n))
 
 
 def paired(
@@ -136,11 +191,26 @@ def paired(
         raise ValueError(f"paired arrays differ in shape: {a.shape} vs {b.shape}")
     ok = ~(np.isnan(a) | np.isnan(b))
     delta = a[ok] - b[ok]
-    n = len(delta)
     lo, hi = bootstrap_ci(delta, key)
-    sign = {"lower": -1.0, "higher": 1.0}.get(direction, 0.0)
-    better = int(np.sum(sign * delta > 0)) if sign else 0
-    worse = int(np.sum(sign * delta < 0)) if sign else 0
-    ties = int(np.sum(delta == 0)) if sign else 0
-    share = (better + ties / 2) / n if sign and n else NAN
-    return Paired(n, mean(delta), lo, hi, better, ties, worse, share, mdd(std(delta), n))
+    return _paired(delta, direction, lo, hi)
+
+
+def paired_columns(
+    policy: np.ndarray, baseline: np.ndarray, directions: Sequence[str], key: str
+) -> list[Paired]:
+    """``paired`` of every column of two (n seeds x m metrics) arrays aligned by seed, batched."""
+    a = np.asarray(policy, dtype=np.float64)
+    b = np.asarray(baseline, dtype=np.float64)
+    if a.shape != b.shape or a.shape[1] != len(directions):
+        raise ValueError(f"paired arrays differ in shape: {a.shape} vs {b.shape}")
+    delta = a - b
+    complete = ~np.isnan(delta).any(axis=0)
+    out: list[Paired | None] = [None] * a.shape[1]
+    cols = np.flatnonzero(complete)
+    if len(cols):
+        lo, hi = bootstrap_cis(delta[:, cols], key)
+        for j, col in enumerate(cols.tolist()):
+            out[col] = _paired(delta[:, col], directions[col], float(lo[j]), float(hi[j]))
+    for col in np.flatnonzero(~complete).tolist():
+        out[col] = paired(a[:, col], b[:, col], directions[col], key)
+    return [p for p in out if p is not None]

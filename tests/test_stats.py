@@ -1,0 +1,151 @@
+"""Statistics over seeds: IQM, std, seeded bootstrap intervals, paired deltas, MDD."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from runner import stats
+
+NAN = float("nan")
+
+
+def test_iqm_of_one_to_eight_is_the_mean_of_three_to_six() -> None:
+    """Prevents an IQM that trims the wrong amount (or not at all) when n is divisible by 4."""
+    assert stats.iqm(np.arange(1.0, 9.0)) == 4.5
+    assert stats.iqm(np.array([8.0, 1, 7, 2, 6, 3, 5, 4])) == 4.5  # order does not matter
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([1.0, 2, 3, 4, 100], 3.0),         # n=5: floor(1.25)=1 trimmed each end -> mean(2,3,4)
+        ([1.0, 2, 3, 4, 5, 6, 70], 4.0),    # n=7: floor(1.75)=1 -> mean(2..6)
+        ([1.0, 2, 3, 4, 5, 60], 3.5),       # n=6: floor(1.5)=1 -> mean(2..5)
+        ([1.0, 2, 30], 11.0),               # n=3: floor(0.75)=0 -> plain mean
+        ([5.0], 5.0),                       # n=1
+    ],
+)
+def test_iqm_follows_scipy_trim_mean_for_any_n(values: list[float], expected: float) -> None:
+    """Prevents an IQM that drifts from rliable's scipy.stats.trim_mean(x, 0.25) when n is not
+    a multiple of 4 (it trims floor(n/4) values at each end)."""
+    assert stats.iqm(np.array(values)) == expected
+
+
+def test_mean_std_iqm_of_nothing_and_of_one_value() -> None:
+    """Prevents crashes or zeros where a statistic is undefined: empty -> nan; one seed: no std."""
+    empty = np.array([])
+    assert math.isnan(stats.mean(empty)) and math.isnan(stats.iqm(empty))
+    assert math.isnan(stats.std(np.array([3.0])))
+    assert stats.std(np.array([1.0, 2, 3, 4])) == pytest.approx(math.sqrt(5 / 3), rel=1e-15)
+
+
+def test_bootstrap_ci_contains_the_mean_and_is_deterministic() -> None:
+    """Prevents an interval that excludes its own point estimate or changes between two runs of
+    the same report (the generator must be seeded from the key alone)."""
+    rng = np.random.default_rng(0)
+    for i in range(20):
+        x = rng.normal(size=int(rng.integers(2, 12)))
+        lo, hi = stats.bootstrap_ci(x, f"cell-{i}")
+        assert lo <= x.mean() <= hi
+        assert stats.bootstrap_ci(x.copy(), f"cell-{i}") == (lo, hi)
+
+
+def test_bootstrap_ci_depends_on_the_key_only_through_its_hash() -> None:
+    """Prevents a global or shared generator: adding another cell (another key drawn first) must
+    not change this cell's interval; the seed of a key is a fixed SHA-256 function of it."""
+    x = np.array([0.1, 0.4, 0.35, 0.8, 0.2])
+    alone = stats.bootstrap_ci(x, "a")
+    stats.bootstrap_ci(np.array([1.0, 2.0, 5.0]), "another cell")
+    assert stats.bootstrap_ci(x, "a") == alone
+    assert stats.bootstrap_ci(x, "b") != alone
+    assert stats.key_seed("contradiction") == 7846848720455298117
+
+
+def test_bootstrap_ci_of_constant_data_has_zero_width() -> None:
+    """Prevents a spurious interval (or one missing the value) when every seed agrees."""
+    assert stats.bootstrap_ci(np.full(5, 0.25), "k") == (0.25, 0.25)
+
+
+def test_bootstrap_ci_below_two_seeds_is_nan() -> None:
+    """Prevents a zero-width interval from one seed being read as certainty: n=1 (and n=0) give
+    (nan, nan)."""
+    for x in (np.array([0.3]), np.array([])):
+        lo, hi = stats.bootstrap_ci(x, "k")
+        assert math.isnan(lo) and math.isnan(hi)
+
+
+def test_summarize_drops_nan_seeds_from_n() -> None:
+    """Prevents a nan (e.g. a category with no queries) from poisoning the mean or counting in n."""
+    s = stats.summarize([0.2, NAN, 0.4], "k")
+    assert s.n == 2
+    assert s.mean == pytest.approx(0.3, rel=1e-15)
+
+
+def test_paired_lower_is_better_counts_wins_and_half_ties() -> None:
+    """Prevents a 'share better' that ignores the metric's direction: for a lower-is-better
+    metric a negative delta is a win; a tie counts half."""
+    d = stats.paired([1.0, 2.0, 3.0], [2.0, 2.0, 4.0], "lower", "k")
+    assert (d.n, d.better, d.ties, d.worse) == (3, 2, 1, 0)
+    assert d.mean == pytest.approx(-2 / 3, rel=1e-15)
+    assert d.share_better == pytest.approx(2.5 / 3, rel=1e-15)
+    assert d.ci_low <= d.mean <= d.ci_high <= 0.0
+
+
+def test_paired_higher_is_better_reverses_the_sign() -> None:
+    """Prevents the same deltas counting as wins for a higher-is-better metric."""
+    d = stats.paired([1.0, 2.0, 3.0], [2.0, 2.0, 4.0], "higher", "k")
+    assert (d.better, d.ties, d.worse) == (0, 1, 2)
+    assert d.share_better == pytest.approx(0.5 / 3, rel=1e-15)
+
+
+def test_paired_without_direction_has_no_share_and_nan_pairs_are_dropped() -> None:
+    """Prevents a 'better' verdict on a descriptive metric, and a nan on either side of a pair
+    from entering the delta."""
+    d = stats.paired([1.0, NAN, 3.0, 5.0], [0.0, 1.0, NAN, 4.0], "none", "k")
+    assert d.n == 2 and d.mean == 1.0
+    assert (d.better, d.ties, d.worse) == (0, 0, 0)
+    assert math.isnan(d.share_better)
+
+
+def test_paired_rejects_misaligned_arrays() -> None:
+    """Prevents silently pairing arrays of different seeds."""
+    with pytest.raises(ValueError, match="shape"):
+        stats.paired([1.0, 2.0], [1.0], "lower", "k")
+
+
+def test_mdd_formula() -> None:
+    """Prevents a wrong minimal detectable difference: (z_.975 + z_.8) * sd / sqrt(n)."""
+    assert abs(stats.Z_ALPHA - 1.959963984540054) < 1e-12
+    assert abs(stats.Z_POWER - 0.8416212335729143) < 1e-12
+    assert abs(stats.mdd(2.0, 4) - (1.959963984540054 + 0.8416212335729143)) < 1e-12
+    assert math.isnan(stats.mdd(1.0, 1))
+    d = stats.paired([1.0, 2.0, 4.0], [0.0, 0.0, 0.0], "higher", "k")
+    assert d.mdd == pytest.approx(stats.MDD_FACTOR * np.std([1, 2, 4], ddof=1) / math.sqrt(3))
+
+
+def _same(a: object, b: object) -> bool:
+    """Dataclass equality where nan equals nan."""
+    ta, tb = dataclasses.astuple(a), dataclasses.astuple(b)  # type: ignore[call-overload]
+    return all(u == v or (isinstance(u, float) and math.isnan(u) and math.isnan(v))
+               for u, v in zip(ta, tb, strict=True))
+
+
+def test_batched_columns_equal_one_column_at_a_time() -> None:
+    """Prevents the batched path the aggregator uses from drifting from the one-metric functions
+    (a column's interval must not depend on the other metrics of its cell, nor on n >= 8 sums)."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(11, 4))
+    x[:, 2] = 0.1  # constant
+    x[4, 3] = NAN  # a seed without a value for one metric
+    b = rng.normal(size=(11, 4))
+    sums = stats.summarize_columns(x, "cell")
+    deltas = stats.paired_columns(x, b, ["lower", "higher", "none", "lower"], "cell vs base")
+    for j, direction in enumerate(["lower", "higher", "none", "lower"]):
+        assert _same(sums[j], stats.summarize(x[:, j], "cell"))
+        assert _same(deltas[j], stats.paired(x[:, j], b[:, j], direction, "cell vs base"))
+    assert sums[2].mean == 0.1 and (sums[2].ci_low, sums[2].ci_high) == (0.1, 0.1)
+    assert sums[3].n == 10
