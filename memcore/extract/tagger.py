@@ -28,20 +28,25 @@ class _ShippedTagger:
     """The loaded network and its labels, with answers cached by text."""
 
     def __init__(self, net: TaggerNet, labels: tuple[str, ...]) -> None:
-        self.net = net
-        self.labels = labels
-        self.predict = lru_cache(maxsize=1 << 16)(self._predict)
-
-    def _predict(self, text: str) -> str | None:
         import torch
 
         from memcore.learned.tagger_net import featurize
 
-        ids = featurize(text, self.net.buckets)
+        self.net = net
+        self.labels = labels
+        self._torch = torch
+        self._featurize = featurize
+        self._offsets = torch.zeros(1, dtype=torch.long)  # one bag per call
+        self.predict = lru_cache(maxsize=1 << 16)(self._predict)
+
+    def _predict(self, text: str) -> str | None:
+        """The slot of ``text``: the top class if it is a slot with p >= ``MIN_PROB``."""
+        ids = self._featurize(text, self.net.buckets)
         if not ids:
             return None
+        torch = self._torch
         with torch.inference_mode():
-            logits = self.net(torch.tensor(ids), torch.zeros(1, dtype=torch.long))
+            logits = self.net(torch.tensor(ids), self._offsets)
             prob, cls = torch.softmax(logits[0], 0).max(0)
         c = int(cls)
         return self.labels[c - 1] if c > 0 and float(prob) >= MIN_PROB else None

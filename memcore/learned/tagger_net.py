@@ -8,8 +8,8 @@ Features are hashed unigrams and bigrams of ``memcore.text.tokenize(text)``
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
+from itertools import pairwise
 
 import torch
 from torch import nn
@@ -20,7 +20,7 @@ from memcore.text import tokenize
 
 BUCKETS = 2048
 HIDDEN = 32
-LABELS_KEY = "labels"  # metadata key: JSON list of slot labels, class i + 1 = labels[i]
+LABELS_KEY = "labels"  # metadata: the slot labels, class i + 1 = labels[i]
 
 
 @lru_cache(maxsize=65536)
@@ -31,7 +31,7 @@ def _hash(feature: str) -> int:
 def featurize(text: str, buckets: int = BUCKETS) -> list[int]:
     """Bucket ids of the text's unigrams, then its bigrams (empty for no tokens)."""
     tokens = tokenize(text)
-    feats = tokens + [f"{a} {b}" for a, b in zip(tokens, tokens[1:])]
+    feats = tokens + [f"{a} {b}" for a, b in pairwise(tokens)]
     return [_hash(f) % buckets for f in feats]
 
 
@@ -54,17 +54,11 @@ class TaggerNet(nn.Module):
         return self.out(hidden)
 
 
-def tagger_weights(net: TaggerNet, labels: tuple[str, ...]) -> WeightsFile:
-    """The file contents for a trained tagger and its label list."""
-    tensors = {k: v.detach().clone() for k, v in net.state_dict().items()}
-    return WeightsFile(tensors, {LABELS_KEY: json.dumps(list(labels))})
-
-
 def tagger_from_weights(weights: WeightsFile) -> tuple[TaggerNet, tuple[str, ...]]:
     """Rebuild the network (shapes read from the tensors) and its labels; never trains."""
     if LABELS_KEY not in weights.metadata:
         raise ValueError(f"tagger weights carry no {LABELS_KEY!r} metadata")
-    labels = tuple(json.loads(weights.metadata[LABELS_KEY]))
+    labels = tuple(str(label) for label in weights.metadata[LABELS_KEY])
     buckets, hidden = weights.tensors["bag.weight"].shape
     classes = weights.tensors["out.weight"].shape[0]
     if classes != len(labels) + 1:

@@ -9,14 +9,16 @@ ranking strength 0.05 for a superseded entry, else 1. Unslotted includes every
 fact the extractor missed (hard updates), so this policy forgets correct facts
 that no slot-based metric sees: what the false-forget metric must expose.
 
-After each add, one batched forward over the live rows prunes those whose
-predicted retention is below ``prune_threshold``; ``strength`` is the sigmoid of
-the strength head. The weights ship in ``memcore/weights/forget.safetensors`` and
+After each add, one batched forward over all live rows (dead rows only await
+compaction and need no decision) prunes those whose predicted retention is below
+``prune_threshold``; ``strength`` is the sigmoid of the strength head, from one
+batched forward too. The weights ship in ``memcore/weights/forget.safetensors`` and
 are loaded once per process; loading never trains. torch is imported on first use.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -67,15 +69,25 @@ class LearnedForget(Policy):
         super().__init__(params)
         import torch
 
-        from memcore.learned.forget_net import FEATURES, forget_features
+        from memcore.learned.forget_net import (
+            FEATURES,
+            LOG_RETENTION,
+            STRENGTH,
+            forget_features,
+        )
 
         self._torch = torch
         self._features = forget_features
+        self._k_strength, self._k_log_retention = STRENGTH, LOG_RETENTION
         self._net = shipped_forget_net()
         self._x = np.empty((256, len(FEATURES)), dtype=np.float32)
+        # Compared in log space: the network predicts log-retention.
+        self._log_threshold = np.float32(math.log(self.params.prune_threshold))
 
-    def _forward(self, cols: Columns, now: int) -> tuple[np.ndarray, np.ndarray]:
-        """Live rows and the network's ``(rows, 2)`` outputs for them, in one forward."""
+    def _predict(
+        self, cols: Columns, now: int, k: int, sigmoid: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Live rows and the network's output ``k`` for them, in one batched call."""
         rows = np.flatnonzero(cols.live[: cols.n])
         m = len(rows)
         if m > len(self._x):
@@ -86,19 +98,20 @@ class LearnedForget(Policy):
         )
         torch = self._torch
         with torch.inference_mode():
-            out = self._net(torch.from_numpy(x)).numpy()
-        return rows, out
+            out = self._net.predict(torch.from_numpy(x), k)
+            if sigmoid:
+                out = out.sigmoid_()
+            return rows, out.numpy()
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
-        rows, out = self._forward(cols, now)
-        retention = np.exp(out[:, 1].astype(np.float64))
-        gone = retention < self.params.prune_threshold
-        if not gone.any():
+        rows, log_r = self._predict(cols, now, self._k_log_retention)
+        gone = np.flatnonzero(log_r < self._log_threshold)
+        if len(gone) == 0:
             return None
-        return Removal(rows[gone], "learned", retention[gone])
+        return Removal(rows[gone], "learned", np.exp(log_r[gone].astype(np.float64)))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
-        rows, out = self._forward(cols, now)
-        strength = np.ones(cols.n)
-        strength[rows] = 1.0 / (1.0 + np.exp(-out[:, 0].astype(np.float64)))
-        return strength
+        rows, strength = self._predict(cols, now, self._k_strength, sigmoid=True)
+        out = np.ones(cols.n)
+        out[rows] = strength
+        return out

@@ -2,17 +2,20 @@
 
 ``TRAINERS`` maps a model name to its ``Trainer``; ``write_weights(name)`` retrains
 and writes the shipped file, ``check_weights(name)`` retrains and compares with
-it tensor-by-tensor (bit-for-bit). Retraining is reproducible on the same torch
-build and CPU family; other hardware may differ in the last bits.
+it tensor-by-tensor (bit-for-bit, with ``torch.equal``) and metadata. Retraining
+is reproducible on the same torch build and CPU family (the written file is then
+byte-identical too); other hardware may differ in the last bits.
 
 Command line: ``python -m runner.train [tagger|forget|all] [--check]``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -29,7 +32,7 @@ class Trainer:
     name: str
     description: str
     train: Callable[[], dict[str, torch.Tensor]]
-    metadata: Callable[[], dict[str, str]]
+    metadata: Callable[[], dict[str, Any]]
 
     def __call__(self) -> dict[str, torch.Tensor]:
         return self.train()
@@ -69,7 +72,7 @@ def weight_differences(name: str) -> list[str]:
     trainer = _trainer(name)
     shipped = load_weights(trainer.path)
     diffs = tensor_differences(trainer.train(), shipped.tensors)
-    meta = trainer.metadata()
+    meta = json.loads(json.dumps(trainer.metadata()))  # as it reads back from the file
     diffs += [
         f"metadata {key!r} differs"
         for key in sorted(meta.keys() | shipped.metadata.keys())

@@ -12,8 +12,8 @@ Rows are sampled from a seeded generator; training is full-batch L-BFGS under
 
 from __future__ import annotations
 
-import json
 import math
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -101,13 +101,12 @@ def train_forget() -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
 
 
-def forget_metadata() -> dict[str, str]:
-    """The safetensors metadata shipped with the forget network: features and rule."""
+def forget_metadata() -> dict[str, Any]:
+    """The metadata shipped with the forget network: its features, outputs and rule."""
     return {
-        FEATURES_KEY: json.dumps(list(FEATURES)),
-        "outputs": json.dumps(list(OUTPUTS)),
-        "rule": json.dumps(
-            {"tau": TAU, "gain": GAIN, "superseded_factor": SUPERSEDED_FACTOR,
-             "unslotted_tau": UNSLOTTED_TAU, "log_floor": LOG_FLOOR}
-        ),
+        FEATURES_KEY: list(FEATURES),
+        "outputs": list(OUTPUTS),
+        "rule": {"tau": TAU, "gain": GAIN, "superseded_factor": SUPERSEDED_FACTOR,
+                 "unslotted_tau": UNSLOTTED_TAU, "log_floor": LOG_FLOOR},
+        "trainer": "runner.train.forget",
     }

@@ -7,7 +7,7 @@ teacher's slots (class 0 = no slot). Full-batch Adam under ``deterministic``.
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -78,12 +78,10 @@ def train_tagger() -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
 
 
-def tagger_metadata() -> dict[str, str]:
-    """The safetensors metadata shipped with the tagger: its label list and provenance."""
+def tagger_metadata() -> dict[str, Any]:
+    """The metadata shipped with the tagger: its label list and provenance."""
     return {
-        LABELS_KEY: json.dumps(list(training_lexicon().slots())),
-        "trained_on": json.dumps(
-            {"workload": WORKLOAD, "seeds": [TRAIN_SEEDS[0], TRAIN_SEEDS[-1]],
-             "horizon": HORIZON, "teacher": "teacher"}
-        ),
+        LABELS_KEY: list(training_lexicon().slots()),
+        "trained_on": {"workload": WORKLOAD, "seeds": list(TRAIN_SEEDS), "horizon": HORIZON,
+                       "teacher": "teacher", "trainer": "runner.train.tagger"},
     }
