@@ -1,0 +1,246 @@
+"""The Ray executor against a real two-node Ray cluster on this machine, and its
+errors for clusters it cannot use (marked ``cluster``; ~30 s).
+
+How the cluster is started, used and stopped, and why:
+
+- Two ``ray start`` processes, a head (``--num-cpus=1``) and a second node joining it
+  (``--num-cpus=1``), so a sweep has to spread over both. Every port a second raylet
+  on the same machine could collide on is chosen free (GCS, Ray Client server,
+  dashboard agent); the raylet, object manager and worker ports default to random
+  ones, so no ``--node-manager-port``/``--object-manager-port``/worker-port flags
+  are needed. Ray 2.60 accepts ``--temp-dir`` on the joining node too: both share one
+  dedicated temp dir under /tmp (short, as unix socket paths are limited to 107
+  bytes), so the cluster's address file never lands in /tmp/ray where
+  ``--address auto`` elsewhere would find it.
+- Ray 2.60 ignores ``--node-ip-address=127.0.0.1``: it replaces loopback with the
+  machine's outward IP, and a loopback-only Ray (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``)
+  refuses a second node. So the cluster listens on the machine's interfaces, and is
+  closed to others by token auth: ``RAY_AUTH_MODE=token`` and a fresh per-test
+  ``RAY_AUTH_TOKEN`` in the environment of both nodes and of the driver (independent of
+  ``~/.ray/auth_token``, which an embedded ``ray.init`` creates).
+- The driver is a subprocess: this test process may already hold the session's
+  embedded Ray (``ray_local``), and a process holds one Ray connection at a time.
+- Stopping: never ``ray stop``, which kills every Ray on the machine (the session's
+  embedded one, other sweeps). Each ``ray start`` runs in its own session, and the
+  daemons it leaves (gcs_server, raylet, agents, their workers) inherit its process
+  group: teardown SIGKILLs those two groups (what ``ray stop --force`` does, but only
+  to ours), then any straggler carrying this cluster's marker environment variable
+  (workers rename themselves, so their command line cannot be matched), then removes
+  the temp dir. It runs in a ``finally``, whatever the test did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cluster.base import ExecutorError
+from cluster.ray_executor import RayExecutor
+from runner.resolve import make_spec
+
+pytestmark = pytest.mark.cluster
+
+MARKER = "FBENCH_TEST_RAY_CLUSTER"
+RAY_CLI = [sys.executable, "-m", "ray.scripts.scripts"]  # this interpreter's ray, not PATH's
+START_TIMEOUT_S = 60
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Cluster:
+    address: str
+    env: dict[str, str]
+    temp_dir: str
+
+
+def _ray_start(args: list[str], env: dict[str, str], groups: list[int]) -> None:
+    proc = subprocess.Popen([*RAY_CLI, "start", *args, "--disable-usage-stats"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    groups.append(proc.pid)  # its session's process group holds every daemon it starts
+    out, _ = proc.communicate(timeout=START_TIMEOUT_S)
+    assert proc.returncode == 0, f"ray start {args} failed:\n{out[-2000:]}"
+
+
+def _alive_nodes(address: str, env: dict[str, str]) -> int:
+    out = subprocess.run([*RAY_CLI, "status", "--address", address], env=env,
+                         capture_output=True, text=True, timeout=30).stdout
+    active = out.split("Active:", 1)[-1].split("Pending:", 1)[0]
+    return active.count("node_")
+
+
+def _marked_pids(marker_value: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if f"{MARKER}={marker_value}".encode() in environ.split(b"\0"):
+            pids.append(int(proc.name))
+    return pids
+
+
+def _stop(groups: list[int], marker_value: str, temp_dir: str) -> None:
+    for pgid in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while (left := _marked_pids(marker_value)) and time.monotonic() < deadline:
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+    shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster() -> Iterator[Cluster]:
+    temp_dir = tempfile.mkdtemp(prefix="fbr", dir="/tmp")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+                "RAY_USAGE_STATS_ENABLED": "0", MARKER: temp_dir})
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={temp_dir}"]
+    groups: list[int] = []
+    try:
+        _ray_start(["--head", f"--port={port}", "--include-dashboard=false",
+                    f"--ray-client-server-port={free_port()}",
+                    f"--dashboard-agent-listen-port={free_port()}", *common], env, groups)
+        _ray_start([f"--address={address}",
+                    f"--dashboard-agent-listen-port={free_port()}", *common], env, groups)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while _alive_nodes(address, env) < 2:
+            assert time.monotonic() < deadline, "the second node never joined"
+            time.sleep(1)
+        yield Cluster(address, env, temp_dir)
+    finally:
+        _stop(groups, temp_dir, temp_dir)
+
+
+DRIVER = """
+import json, sys
+from pathlib import Path
+from cluster.inline import InlineExecutor
+from cluster.ray_executor import RayExecutor
+from runner.resolve import make_spec
+from runner.shard import NONDETERMINISTIC
+
+specs = [make_spec("contradiction", p, s, horizon=1000).canonical_json()
+         for p in ("keep_all", "ebbinghaus") for s in range(4)]
+ex = RayExecutor(address=sys.argv[1])
+out = []
+ex.run(specs, out.append)
+
+import memcore, ray
+
+@ray.remote(num_cpus=1)
+def shipped_memcore():
+    import memcore
+    d = Path(memcore.__file__).parent
+    return str(d), sorted(p.name for p in (d / "weights").glob("*.safetensors"))
+
+where, weights = ray.get(shipped_memcore.remote())
+ex.close()
+inline = []
+InlineExecutor().run(specs, inline.append)
+ref = {o.job_id: o.table for o in inline}
+differing = sorted({c for o in out if o.table is not None
+                    for c in o.table.column_names if c not in NONDETERMINISTIC
+                    and json.dumps(o.table.column(c).to_pylist())
+                    != json.dumps(ref[o.job_id].column(c).to_pylist())})
+local = sorted(p.name for p in (Path(memcore.__file__).parent / "weights").glob("*.safetensors"))
+print(json.dumps({
+    "nodes": sorted({o.table.column("node")[0].as_py() for o in out if o.table is not None}),
+    "ok": sum(o.table is not None for o in out), "n": len(specs),
+    "errors": [o.error for o in out if o.error], "differing": differing,
+    "shipped_memcore": where, "shipped_weights": weights, "local_weights": local,
+}))
+"""
+
+
+def test_sweep_spreads_over_both_nodes(two_node_cluster: Cluster, tmp_path: Path) -> None:
+    """Prevents a cluster sweep that silently runs on one node (or not at all): jobs sent
+    through RayExecutor(address=HOST:PORT) must all succeed, on both nodes' ids, from the
+    fbench packages shipped with the job (memcore's weights included), with the same
+    shard contents as inline."""
+    res = subprocess.run([sys.executable, "-c", DRIVER, two_node_cluster.address],
+                         env=two_node_cluster.env, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["errors"] == [] and got["ok"] == got["n"]
+    assert len(got["nodes"]) == 2, got["nodes"]
+    # Shipped, not imported from the checkout: the worker's memcore is Ray's unpacked copy,
+    # with every weights file of the local package.
+    assert got["shipped_memcore"].startswith(two_node_cluster.temp_dir), got["shipped_memcore"]
+    assert got["shipped_weights"] == got["local_weights"]
+    # git_commit: the shipped runner/ is not a git checkout, so workers record "".
+    assert set(got["differing"]) <= {"git_commit"}, got["differing"]
+
+
+def test_unreachable_address_is_a_one_line_error_in_seconds() -> None:
+    """Prevents `fbench sweep --address` with a typo from hanging for minutes (ray.init
+    retries an unreachable GCS for ~2 min) or dumping a traceback: it is one line naming
+    the address and the fix."""
+    address = f"127.0.0.1:{free_port()}"
+    spec = make_spec("contradiction", "keep_all", 0, horizon=50).canonical_json()
+    t = time.monotonic()
+    with pytest.raises(ExecutorError) as err:
+        RayExecutor(address=address).run([spec], lambda o: None)
+    assert time.monotonic() - t < 30
+    msg = str(err.value)
+    assert "\n" not in msg and address in msg and "ray start --head" in msg
+
+
+NO_CPU = """
+import json, time
+from cluster.base import ExecutorError
+from cluster.ray_executor import RayExecutor, start_local_ray
+from runner.resolve import make_spec
+
+start_local_ray(num_cpus=0)
+ex = RayExecutor(unschedulable_s=3)
+t = time.monotonic()
+try:
+    ex.run([make_spec("contradiction", "keep_all", 0, horizon=50).canonical_json()], print)
+    print(json.dumps({"error": None}))
+except ExecutorError as e:
+    print(json.dumps({"error": str(e), "s": time.monotonic() - t}))
+"""
+
+
+def test_a_cluster_without_cpus_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """Prevents a sweep that waits forever for tasks no node can run (a head started with
+    --num-cpus=0 and no workers): it ends with a clear ExecutorError."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    res = subprocess.run([sys.executable, "-c", NO_CPU], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["error"] and "CPU" in got["error"] and "\n" not in got["error"]
+    assert got["s"] < 30
