@@ -4,6 +4,7 @@ sweeps, and the reference every other executor must match)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from cluster.base import OnOutcome, register_executor
 
@@ -12,14 +13,14 @@ from cluster.base import OnOutcome, register_executor
 class InlineExecutor:
     name = "inline"
 
-    def __init__(self, **_: object) -> None:
-        pass
+    def __init__(self, provenance: dict[str, Any] | None = None, **_: object) -> None:
+        self.provenance = provenance
 
     def run(self, spec_jsons: Sequence[str], on_outcome: OnOutcome) -> None:
         from runner.shard import execute
 
         for spec_json in spec_jsons:
-            on_outcome(execute(spec_json, "inline"))
+            on_outcome(execute(spec_json, "inline", self.provenance))
 
     def close(self) -> None:
         pass

@@ -78,15 +78,16 @@ def make_batches(spec_jsons: Sequence[str], size: int, n_cpus: int = 1) -> list[
 
 # ---------------------------------------------------------------- the task body
 
-def run_batch(spec_jsons: list[str]) -> list[Outcome]:
-    """What one Ray task runs (on a worker): the batch's jobs, labelled with the node."""
+def run_batch(spec_jsons: list[str], prov: dict[str, Any] | None = None) -> list[Outcome]:
+    """What one Ray task runs (on a worker): the batch's jobs, labelled with the node and
+    the driver's provenance."""
     import ray
     import torch
 
     from runner.shard import execute_batch
 
     torch.set_num_threads(1)  # one task per CPU: no intra-op oversubscription
-    return execute_batch(spec_jsons, ray.get_runtime_context().get_node_id())
+    return execute_batch(spec_jsons, ray.get_runtime_context().get_node_id(), prov)
 
 
 def failed_outcomes(spec_jsons: Sequence[str], exc: BaseException) -> list[Outcome]:
@@ -286,7 +287,9 @@ class RayExecutor:
 
     def __init__(self, address: str | None = None, max_in_flight: int | None = None,
                  job_seconds: float = 0.25, batch_jobs: int | None = None,
-                 unschedulable_s: float = 60.0, **_: object) -> None:
+                 unschedulable_s: float = 60.0, provenance: dict[str, Any] | None = None,
+                 **_: object) -> None:
+        self.provenance = provenance
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         if self.address == "local":
             self.address = None
@@ -334,7 +337,7 @@ class RayExecutor:
         try:
             while True:
                 while len(pending) < limit and (batch := next(todo, None)) is not None:
-                    pending[task.remote(batch)] = batch
+                    pending[task.remote(batch, self.provenance)] = batch
                 if not pending:
                     return
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)

@@ -227,7 +227,9 @@ def _run_with_progress(prepared: Any) -> Any:
 @user_errors
 def aggregate(
     out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
-    baseline: Annotated[str, typer.Option(help="Policy the paired deltas compare to.")] = "keep_all",
+    baseline: Annotated[
+        str, typer.Option(help="Policy the paired deltas compare to.")
+    ] = "keep_all",
 ) -> None:
     """Reduce a sweep's shards into OUT/summary.parquet (bootstrap CIs over seeds)."""
     from runner.aggregate import aggregate as run_aggregate
@@ -342,7 +344,8 @@ def train(
     for name in names:
         if check:
             same = check_weights(name)
-            console.print(f"{name}: {'identical to' if same else 'DIFFERS from'} the shipped weights")
+            verdict = "identical to" if same else "DIFFERS from"
+            console.print(f"{name}: {verdict} the shipped weights")
             if not same:
                 failed.append(name)
         else:

@@ -1,4 +1,9 @@
-"""Where a result came from: package and library versions, and the git commit."""
+"""Where a result came from: package and library versions, and the git commit.
+
+A sweep's driver computes this once and ships it with every task: on a cluster node
+fbench arrives as shipped folders, not an installed, checked-out package, and its
+shards must still name the code that produced them.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import subprocess
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 LIBRARIES = ("numpy", "pyarrow", "torch", "ray", "typer", "matplotlib")
 
@@ -37,3 +43,8 @@ def git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return res.stdout.strip() if res.returncode == 0 else ""
+
+
+def provenance() -> dict[str, Any]:
+    """This process's versions and git commit, as shipped to workers."""
+    return {"versions": versions(), "git_commit": git_commit()}

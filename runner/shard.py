@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from runner.job import JobResult, run_job
 from runner.metrics import METRICS
-from runner.provenance import git_commit, versions
+from runner.provenance import provenance
 from runner.spec import JobSpec
 
 COORDINATES = [
@@ -51,8 +51,11 @@ SCHEMA = pa.schema(
 NONDETERMINISTIC = frozenset({name for name, m in METRICS.items() if m.timing} | {"node"})
 
 
-def result_table(result: JobResult, node: str) -> pa.Table:
-    """The shard of one finished job."""
+def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = None) -> pa.Table:
+    """The shard of one finished job; ``prov`` is the driver's provenance (default: this
+    process's)."""
+    prov = prov or provenance()
+    vers: dict[str, str] = prov["versions"]
     spec = result.spec
     n = len(result.rows)
     cols: dict[str, list[Any]] = {
@@ -73,9 +76,9 @@ def result_table(result: JobResult, node: str) -> pa.Table:
     for name in METRICS:
         cols[name] = [float(row[name]) for row in result.rows]
     cols["node"] = [node] * n
-    cols["fbench_version"] = [versions()["fbench"]] * n
-    cols["git_commit"] = [git_commit()] * n
-    cols["versions"] = [json.dumps(versions(), sort_keys=True)] * n
+    cols["fbench_version"] = [vers["fbench"]] * n
+    cols["git_commit"] = [prov["git_commit"]] * n
+    cols["versions"] = [json.dumps(vers, sort_keys=True)] * n
     return pa.table(cols, schema=SCHEMA)
 
 
@@ -88,18 +91,20 @@ class Outcome:
     error: str | None = None
 
 
-def execute(spec_json: str, node: str) -> Outcome:
+def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None) -> Outcome:
     """The job function executors ship: never raises; a failure is an outcome."""
     spec = JobSpec.from_dict(json.loads(spec_json))
     try:
-        return Outcome(spec.job_id, result_table(run_job(spec), node))
+        return Outcome(spec.job_id, result_table(run_job(spec), node, prov))
     except Exception:
         return Outcome(spec.job_id, None, traceback.format_exc())
 
 
-def execute_batch(spec_jsons: Sequence[str], node: str) -> list[Outcome]:
+def execute_batch(
+    spec_jsons: Sequence[str], node: str, prov: dict[str, Any] | None = None
+) -> list[Outcome]:
     """Several jobs in one task (so each task carries enough work to pay its overhead)."""
-    return [execute(s, node) for s in spec_jsons]
+    return [execute(s, node, prov) for s in spec_jsons]
 
 
 def shard_path(out: Path, spec: JobSpec) -> Path:

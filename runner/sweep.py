@@ -196,7 +196,8 @@ def load_config(path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - CONFIG_KEYS)
     if unknown:
         raise FbenchError(
-            f"config {str(path)!r}: unknown key {unknown[0]!r}; known: {', '.join(sorted(CONFIG_KEYS))}"
+            f"config {str(path)!r}: unknown key {unknown[0]!r}; "
+            f"known: {', '.join(sorted(CONFIG_KEYS))}"
         )
     return data
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import FbenchError, unknown
-from runner.provenance import git_commit, versions
+from runner.provenance import git_commit, provenance, versions
 from runner.shard import Outcome, shard_is_valid, shard_path, write_shard
 from runner.spec import JobSpec
 from runner.sweep import OVERWRITE, SweepSpec
@@ -199,6 +199,7 @@ def run_sweep(
     start = time.perf_counter()
     if p.to_run:
         ex = EXECUTORS[name](address=address, max_in_flight=prepared.max_in_flight,
+                             provenance=provenance(),
                              job_seconds=estimated_seconds(p.to_run) / len(p.to_run))
         try:
             ex.run([j.canonical_json() for j in p.to_run], on_outcome)

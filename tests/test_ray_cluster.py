@@ -152,7 +152,9 @@ from runner.shard import NONDETERMINISTIC
 
 specs = [make_spec("contradiction", p, s, horizon=1000).canonical_json()
          for p in ("keep_all", "ebbinghaus") for s in range(4)]
-ex = RayExecutor(address=sys.argv[1])
+from runner.provenance import provenance
+
+ex = RayExecutor(address=sys.argv[1], provenance=provenance())
 out = []
 ex.run(specs, out.append)
 
@@ -167,7 +169,7 @@ def shipped_memcore():
 where, weights = ray.get(shipped_memcore.remote())
 ex.close()
 inline = []
-InlineExecutor().run(specs, inline.append)
+InlineExecutor(provenance=provenance()).run(specs, inline.append)
 ref = {o.job_id: o.table for o in inline}
 differing = sorted({c for o in out if o.table is not None
                     for c in o.table.column_names if c not in NONDETERMINISTIC
@@ -199,8 +201,34 @@ def test_sweep_spreads_over_both_nodes(two_node_cluster: Cluster, tmp_path: Path
     # with every weights file of the local package.
     assert got["shipped_memcore"].startswith(two_node_cluster.temp_dir), got["shipped_memcore"]
     assert got["shipped_weights"] == got["local_weights"]
-    # git_commit: the shipped runner/ is not a git checkout, so workers record "".
-    assert set(got["differing"]) <= {"git_commit"}, got["differing"]
+    # Provenance travels with the tasks: same commit and versions as the driver's.
+    assert got["differing"] == [], got["differing"]
+
+
+def test_cli_sweep_with_address_runs_on_both_nodes(two_node_cluster: Cluster,
+                                                    tmp_path: Path) -> None:
+    """Prevents `fbench sweep --address HOST:PORT` from ignoring the cluster: every job of
+    the sweep ends as a shard, the shards name both nodes, and they carry the driver's git
+    commit (the workers run shipped folders, not a checkout)."""
+    import pyarrow.parquet as pq
+
+    from runner.provenance import git_commit
+
+    out = tmp_path / "out"
+    res = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "sweep", "--seeds", "6",
+         "--policies", "keep_all,ebbinghaus", "--horizons", "1000", "--no-report",
+         "--address", two_node_cluster.address, "--out", str(out)],
+        env=two_node_cluster.env, cwd=tmp_path, capture_output=True, text=True, timeout=180,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "12 run, 0 skipped" in res.stderr
+    shards = sorted(out.glob("shards/*/*/*.parquet"))
+    assert len(shards) == 12
+    nodes = {pq.read_table(p, columns=["node"]).column("node")[0].as_py() for p in shards}
+    assert len(nodes) == 2, nodes
+    commits = {pq.read_table(p, columns=["git_commit"]).column(0)[0].as_py() for p in shards}
+    assert commits == {git_commit()}
 
 
 def test_unreachable_address_is_a_one_line_error_in_seconds() -> None:

@@ -94,7 +94,7 @@ def test_a_task_that_dies_becomes_failed_outcomes(
 
     monkeypatch.setattr(rx, "MAX_RETRIES", 0)
     # A lambda is shipped by value; the worker process exits mid-task.
-    monkeypatch.setattr(rx, "run_batch", lambda specs: os._exit(1))
+    monkeypatch.setattr(rx, "run_batch", lambda specs, prov=None: os._exit(1))
     specs = small_grid()[:2]
     executor = RayExecutor(batch_jobs=2)
     assert executor.plan(specs, n_cpus=2) == [specs]

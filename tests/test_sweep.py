@@ -237,4 +237,4 @@ def test_failed_job_is_recorded_not_fatal(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_nondeterministic_columns_are_only_timing_and_node() -> None:
     """Prevents the determinism comparisons from ignoring a real metric."""
-    assert NONDETERMINISTIC == {"wall_s", "node"}
+    assert {"wall_s", "node"} == NONDETERMINISTIC
