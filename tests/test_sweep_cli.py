@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from runner.aggregate import aggregate
 from runner.cli import app
 from runner.shard import NONDETERMINISTIC
 from runner.sweep_run import existing_shards
@@ -22,14 +23,17 @@ GRID = ["--seeds", "6", "--policies", "keep_all,ebbinghaus", "--horizons", "3000
         "--executor", "inline", "--no-report"]
 
 
+def nan_safe(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Rows with NaN spelled as a string, so that equal tables compare equal."""
+    return [{k: "nan" if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+            for row in rows]
+
+
 def deterministic(out: Path) -> dict[str, list[dict[str, object]]]:
     """Each shard's rows without the timing/node columns, NaN spelled as a string so
     that equal shards compare equal."""
     return {
-        job_id: [
-            {k: "nan" if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
-            for row in pq.read_table(path).drop(sorted(NONDETERMINISTIC)).to_pylist()
-        ]
+        job_id: nan_safe(pq.read_table(path).drop(sorted(NONDETERMINISTIC)).to_pylist())
         for job_id, path in sorted(existing_shards(out).items())
     }
 
@@ -60,6 +64,7 @@ def test_resume_after_a_killed_process(tmp_path: Path) -> None:
     assert len(a) == 12
     assert a.keys() == b.keys()
     assert a == b
+    assert nan_safe(aggregate(killed).to_pylist()) == nan_safe(aggregate(clean).to_pylist())
     assert not list(killed.rglob("*.tmp"))
 
 
@@ -99,3 +104,21 @@ def test_malformed_toml_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["sweep", "--config", str(cfg), "--no-report"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: config") and result.stderr.count("\n") == 1
+
+
+def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: Path) -> None:
+    """Prevents executor-dependent results: the same sweep through the CLI with the Ray
+    executor and inline ends in the same shards (timing and node aside) and the same
+    summary and report."""
+    grid = ["--seeds", "3", "--policies", "keep_all,ebbinghaus,learned_forget",
+            "--horizons", "400"]
+    outs = {}
+    for executor in ("ray", "inline"):
+        outs[executor] = tmp_path / executor
+        result = CliRunner().invoke(
+            app, ["sweep", *grid, "--executor", executor, "--out", str(outs[executor])])
+        assert result.exit_code == 0, result.output
+        assert f"({executor} executor)" in result.stderr
+    assert deterministic(outs["ray"]) == deterministic(outs["inline"])
+    assert len(deterministic(outs["ray"])) == 9
+    assert (outs["ray"] / "RESULTS.md").read_text() == (outs["inline"] / "RESULTS.md").read_text()
