@@ -1,4 +1,4 @@
-.PHONY: install test lint typecheck golden bench weights check-weights results
+.PHONY: install test lint typecheck golden bench bench-executors weights check-weights results
 
 PY ?= python
 
@@ -27,3 +27,12 @@ weights:
 
 check-weights:
 	fbench train all --check
+
+bench-executors:
+	$(PY) benchmarks/bench_executors.py
+
+# The repository's RESULTS.md: the committed sweep config, then the report (plots in
+# results/plots/, committed with it).
+results:
+	fbench sweep --config sweeps/results.toml --no-report
+	fbench report results --output RESULTS.md
