@@ -24,6 +24,11 @@ class ExecutorError(Exception):
 class Executor(Protocol):
     name: str
 
+    def start(self) -> None:
+        """Acquire the backend (start or connect); raise ``ExecutorError`` if it cannot.
+        Called before the sweep writes anything, so a bad address leaves no trace."""
+        ...
+
     def run(self, spec_jsons: Sequence[str], on_outcome: OnOutcome) -> None: ...
 
     def close(self) -> None: ...

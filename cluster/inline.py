@@ -16,6 +16,9 @@ class InlineExecutor:
     def __init__(self, provenance: dict[str, Any] | None = None, **_: object) -> None:
         self.provenance = provenance
 
+    def start(self) -> None:
+        pass
+
     def run(self, spec_jsons: Sequence[str], on_outcome: OnOutcome) -> None:
         from runner.shard import execute
 

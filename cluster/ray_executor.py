@@ -300,6 +300,9 @@ class RayExecutor:
         self._started = False
         self._connected = False
 
+    def start(self) -> None:
+        self._ensure_ray()
+
     def _ensure_ray(self) -> None:
         if self._connected:
             return

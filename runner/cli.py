@@ -199,28 +199,31 @@ def _run_with_progress(prepared: Any) -> Any:
 
     from runner.sweep_run import SweepResult, run_sweep
 
-    with Progress(
+    bar = Progress(
         TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
         TextColumn("skipped {task.fields[skipped]}  failed {task.fields[failed]}"),
         TextColumn("{task.fields[rate]} jobs/s"), TimeElapsedColumn(), TimeRemainingColumn(),
         console=err, transient=False,
-    ) as bar:
-        task = bar.add_task("sweep", total=len(prepared.plan.jobs), skipped=0, failed=0,
-                            rate="-")
-        start = [0.0, 0]
+    )
+    task = bar.add_task("sweep", total=len(prepared.plan.jobs), skipped=0, failed=0, rate="-")
+    start = [0.0, 0]
 
-        def update(r: SweepResult) -> None:
-            import time
+    def update(r: SweepResult) -> None:
+        import time
 
-            now = time.perf_counter()
-            if not start[0]:
-                start[0], start[1] = now, r.done
-            ran = r.done + len(r.failed) - start[1]
-            rate = f"{ran / (now - start[0]):.1f}" if ran and now > start[0] else "-"
-            bar.update(task, completed=r.done + r.skipped + len(r.failed), skipped=r.skipped,
-                       failed=len(r.failed), rate=rate)
+        now = time.perf_counter()
+        if not start[0]:  # first call: the executor is up; show the bar from here on
+            start[0], start[1] = now, r.done
+            bar.start()
+        ran = r.done + len(r.failed) - start[1]
+        rate = f"{ran / (now - start[0]):.1f}" if ran and now > start[0] else "-"
+        bar.update(task, completed=r.done + r.skipped + len(r.failed), skipped=r.skipped,
+                   failed=len(r.failed), rate=rate)
 
+    try:
         return run_sweep(prepared, progress=update)
+    finally:
+        bar.stop()
 
 
 @app.command()

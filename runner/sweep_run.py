@@ -156,57 +156,68 @@ def prepare(
     return Prepared(spec, out, p, name, address, max_in_flight, overwrite)
 
 
+def _write_start(prepared: Prepared, result: SweepResult) -> None:
+    """Create OUT, clear what this run replaces, write sweep.json and the manifest."""
+    out, p = prepared.out, prepared.plan
+    out.mkdir(parents=True, exist_ok=True)
+    if prepared.overwrite == "always":
+        for path in existing_shards(out).values():
+            path.unlink()
+    for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
+        tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
+    atomic_write_json(out / "sweep.json",
+                      {"spec": prepared.spec.to_dict(), "jobs": [j.to_dict() for j in p.jobs]})
+    atomic_write_json(out / "manifest.json", {
+        "versions": versions(), "git_commit": git_commit(), "executor": prepared.executor,
+        "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
+        "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
+        "counts": {"total": len(p.jobs), "done": 0, "skipped": p.skipped, "failed": 0},
+        "failures": [],
+    })
+
+
 def run_sweep(
     prepared: Prepared, progress: Callable[[SweepResult], None] | None = None
 ) -> SweepResult:
     """Run the jobs that are not done yet; every job ends as a shard or a recorded failure."""
     from cluster import EXECUTORS, ExecutorError
 
-    spec, out, p, name = prepared.spec, prepared.out, prepared.plan, prepared.executor
-    address, overwrite, jobs = prepared.address, prepared.overwrite, p.jobs
+    out, p, name, address = prepared.out, prepared.plan, prepared.executor, prepared.address
+    jobs = p.jobs
     result = SweepResult(out, len(jobs), skipped=p.skipped, executor=name)
-    out.mkdir(parents=True, exist_ok=True)
-    if overwrite == "always":
-        for path in existing_shards(out).values():
-            path.unlink()
-    for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
-        tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
-    atomic_write_json(out / "sweep.json",
-                      {"spec": spec.to_dict(), "jobs": [j.to_dict() for j in jobs]})
-    manifest: dict[str, Any] = {
-        "versions": versions(), "git_commit": git_commit(), "executor": name,
-        "address": address or os.environ.get("RAY_ADDRESS") or None,
-        "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
-        "counts": {"total": len(jobs), "done": 0, "skipped": p.skipped, "failed": 0},
-        "failures": [],
-    }
-    atomic_write_json(out / "manifest.json", manifest)
-    by_id = {j.job_id: j for j in p.to_run}
-    if progress:
-        progress(result)
-
-    def on_outcome(o: Outcome) -> None:
-        job = by_id[o.job_id]
-        if o.table is not None:
-            write_shard(shard_path(out, job), o.table)
-            result.done += 1
-        else:
-            result.failed.append({"job_id": o.job_id, "spec": job.canonical_json(),
-                                  "error": o.error or "unknown error"})
-        if progress:
-            progress(result)
-
-    start = time.perf_counter()
+    ex = None
     if p.to_run:
         ex = EXECUTORS[name](address=address, max_in_flight=prepared.max_in_flight,
                              provenance=provenance(),
                              job_seconds=estimated_seconds(p.to_run) / len(p.to_run))
-        try:
+    try:
+        if ex is not None:
+            ex.start()  # a bad address fails here, before anything is written
+        _write_start(prepared, result)
+        if progress:
+            progress(result)
+        by_id = {j.job_id: j for j in p.to_run}
+
+        def on_outcome(o: Outcome) -> None:
+            job = by_id[o.job_id]
+            if o.table is not None:
+                write_shard(shard_path(out, job), o.table)
+                result.done += 1
+            else:
+                result.failed.append({"job_id": o.job_id, "spec": job.canonical_json(),
+                                      "error": o.error or "unknown error"})
+            if progress:
+                progress(result)
+
+        start = time.perf_counter()
+        if ex is not None:
             ex.run([j.canonical_json() for j in p.to_run], on_outcome)
-        except ExecutorError as exc:
-            raise FbenchError(str(exc)) from None
-        finally:
+    except ExecutorError as exc:
+        raise FbenchError(str(exc)) from None
+    finally:
+        if ex is not None:
             ex.close()
+    manifest = json.loads((out / "manifest.json").read_text())
     manifest["ended"] = datetime.now(UTC).isoformat(timespec="seconds")
     manifest["seconds"] = round(time.perf_counter() - start, 3)
     manifest["counts"] = {"total": len(jobs), "done": result.done, "skipped": result.skipped,

@@ -122,3 +122,20 @@ def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: 
     assert deterministic(outs["ray"]) == deterministic(outs["inline"])
     assert len(deterministic(outs["ray"])) == 9
     assert (outs["ray"] / "RESULTS.md").read_text() == (outs["inline"] / "RESULTS.md").read_text()
+
+
+def test_unreachable_address_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    """Prevents a sweep at a dead cluster address from hanging, dumping a traceback, or
+    leaving a half-made output folder (sweep.json, manifest) behind."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free once closed: nothing listens there
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["sweep", "--seeds", "1", "--address",
+                                      f"127.0.0.1:{port}", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: cannot reach Ray at"), lines
+    assert not out.exists()
