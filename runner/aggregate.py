@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ import pyarrow.parquet as pq
 from rich.table import Table
 
 from runner import stats
+from runner.atomic import write_parquet
 from runner.errors import FbenchError
 from runner.metrics import METRICS, Metric
 from runner.shard import CHECKPOINT, COORDINATES, SCHEMA
@@ -274,17 +273,29 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
         "fbench.n_shards": str(len(files)),
     }
     table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
-    _write_atomic(table, out / SUMMARY)
+    write_parquet(out / SUMMARY, table)
     return table
 
 
-def _write_atomic(table: pa.Table, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+Setting = tuple[str, int, int]  # workload, horizon, k
+
+
+class SummaryIndex:
+    """A summary's rows by cell and metric, cells in report order (baseline first)."""
+
+    def __init__(self, summary: pa.Table) -> None:
+        self.baseline = summary_baseline(summary)
+        self.rows: dict[Cell, dict[str, dict[str, Any]]] = {}
+        for r in summary.to_pylist():
+            cell: Cell = (r["workload"], r["horizon"], r["k"], r["policy"], r["params"])
+            self.rows.setdefault(cell, {})[r["metric"]] = r
+        self.cells = sorted(self.rows, key=lambda c: cell_sort_key(c, self.baseline))
+
+    def settings(self) -> list[Setting]:
+        return sorted({(c[0], c[1], c[2]) for c in self.cells})
+
+    def in_setting(self, setting: Setting) -> list[Cell]:
+        return [c for c in self.cells if c[:3] == setting]
 
 
 def summary_baseline(summary: pa.Table) -> str:

@@ -36,9 +36,9 @@ from matplotlib.figure import Figure
 from runner import stats
 from runner.aggregate import (
     Cell,
-    cell_sort_key,
+    Setting,
+    SummaryIndex,
     horizon_unit,
-    summary_baseline,
     variant_label,
 )
 from runner.metrics import METRICS
@@ -51,7 +51,6 @@ LINESTYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 HOLLOW: dict[str, Any] = {"markerfacecolor": "none", "markersize": 8, "markeredgewidth": 1.5}
 
-Setting = tuple[str, int, int]  # workload, horizon, k
 Variant = tuple[str, str]  # policy, params
 
 
@@ -97,19 +96,8 @@ def _style(i: int) -> dict[str, Any]:
     return {"color": COLORS[i % len(COLORS)], "linestyle": LINESTYLES[(i // len(COLORS)) % 4]}
 
 
-class _Summary:
-    """The summary indexed by cell and metric."""
-
-    def __init__(self, summary: pa.Table) -> None:
-        self.baseline = summary_baseline(summary)
-        self.rows: dict[Cell, dict[str, dict[str, Any]]] = {}
-        for r in summary.to_pylist():
-            cell: Cell = (r["workload"], r["horizon"], r["k"], r["policy"], r["params"])
-            self.rows.setdefault(cell, {})[r["metric"]] = r
-        self.cells = sorted(self.rows, key=lambda c: cell_sort_key(c, self.baseline))
-
-    def settings(self) -> list[Setting]:
-        return sorted({(c[0], c[1], c[2]) for c in self.cells})
+class _Summary(SummaryIndex):
+    """The summary as the plots read it: variants of a setting, and points with CIs."""
 
     def variants(self, setting: Setting) -> list[Variant]:
         return [(c[3], c[4]) for c in self.cells if c[:3] == setting]

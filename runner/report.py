@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,22 +23,22 @@ from runner import stats
 from runner.aggregate import (
     HEADLINE,
     Cell,
-    cell_sort_key,
+    Setting,
+    SummaryIndex,
     compared_metrics,
     format_cell,
     horizon_unit,
     load_shards,
     metric_decimals,
     read_summary,
-    summary_baseline,
     variant_label,
 )
+from runner.atomic import write_text
 from runner.metrics import METRICS, Metric
 from runner.plots import Plots, write_plots
 
 SHARD_COLUMNS = ("job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed",
                  "t", "final_size", "final_tokens", "fbench_version", "git_commit", "versions")
-Setting = tuple[str, int, int]
 
 
 def write_report(out: Path, output: Path | None = None) -> Path:
@@ -51,12 +50,7 @@ def write_report(out: Path, output: Path | None = None) -> Path:
     plots = write_plots(out / "plots", summary, shards)
     text = render(summary, shards, plots, output.parent)
     output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, output)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text(output, text)
     return output
 
 
@@ -128,26 +122,17 @@ def verdict(r: dict[str, Any]) -> str:
 # --- the report --------------------------------------------------------------------------
 
 
-class _Index:
+class _Index(SummaryIndex):
+    """The summary as the report reads it, with each cell's seeds and decimals."""
+
     def __init__(self, summary: pa.Table, shards: pa.Table) -> None:
-        self.baseline = summary_baseline(summary)
-        self.rows: dict[Cell, dict[str, dict[str, Any]]] = {}
-        for r in summary.to_pylist():
-            cell: Cell = (r["workload"], r["horizon"], r["k"], r["policy"], r["params"])
-            self.rows.setdefault(cell, {})[r["metric"]] = r
-        self.cells = sorted(self.rows, key=lambda c: cell_sort_key(c, self.baseline))
+        super().__init__(summary)
         self.digits = metric_decimals(summary)
         self.seeds: dict[Cell, set[int]] = {}
         cols = [shards.column(c).to_pylist() for c in ("workload", "horizon", "k", "policy",
                                                        "params", "seed")]
         for w, h, k, policy, params, seed in zip(*cols, strict=True):
             self.seeds.setdefault((w, h, k, policy, params), set()).add(seed)
-
-    def settings(self) -> list[Setting]:
-        return sorted({c[:3] for c in self.cells})
-
-    def in_setting(self, setting: Setting) -> list[Cell]:
-        return [c for c in self.cells if c[:3] == setting]
 
     def n_jobs(self, cell: Cell) -> int:
         return int(next(iter(self.rows[cell].values()))["n_jobs"])

@@ -10,9 +10,7 @@ shard without it no longer validates (a resumed sweep reruns it).
 from __future__ import annotations
 
 import json
-import os
 import traceback
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from runner.atomic import write_parquet
 from runner.job import JobResult, run_job
 from runner.metrics import METRICS
 from runner.provenance import provenance
@@ -115,12 +114,7 @@ def shard_path(out: Path, spec: JobSpec) -> Path:
 def write_shard(path: Path, table: pa.Table) -> None:
     """Write via a temporary name in the same folder and an atomic rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_parquet(path, table)
 
 
 def shard_is_valid(path: Path, job_id: str) -> bool:

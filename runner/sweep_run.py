@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from runner.atomic import write_json
 from runner.errors import FbenchError, unknown
 from runner.provenance import git_commit, provenance, versions
 from runner.shard import Outcome, shard_is_valid, shard_path, write_shard
@@ -44,15 +43,6 @@ def choose_executor(requested: str, address: str | None, jobs: list[JobSpec]) ->
     if address or os.environ.get("RAY_ADDRESS"):
         return "ray"
     return "ray" if estimated_seconds(jobs) >= INLINE_BELOW_S else "inline"
-
-
-def atomic_write_json(path: Path, doc: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def check_out_dir(out: Path) -> None:
@@ -165,9 +155,9 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
             path.unlink()
     for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
         tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
-    atomic_write_json(out / "sweep.json",
+    write_json(out / "sweep.json",
                       {"spec": prepared.spec.to_dict(), "jobs": [j.to_dict() for j in p.jobs]})
-    atomic_write_json(out / "manifest.json", {
+    write_json(out / "manifest.json", {
         "versions": versions(), "git_commit": git_commit(), "executor": prepared.executor,
         "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
         "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
@@ -223,5 +213,5 @@ def run_sweep(
     manifest["counts"] = {"total": len(jobs), "done": result.done, "skipped": result.skipped,
                           "failed": len(result.failed)}
     manifest["failures"] = result.failed
-    atomic_write_json(out / "manifest.json", manifest)
+    write_json(out / "manifest.json", manifest)
     return result
