@@ -27,8 +27,6 @@ class Columns:
         "ntok": np.int64,         # whitespace tokens of the text
         "last_access": np.int64,
         "access_count": np.int64,
-        "score": np.float64,      # a policy's own stored score, if it keeps one
-        "tier": np.int8,          # a policy's own tier, if it keeps one
     }
 
     def __init__(self, dim: int, capacity: int = 256) -> None:
@@ -51,8 +49,6 @@ class Columns:
     ntok: np.ndarray
     last_access: np.ndarray
     access_count: np.ndarray
-    score: np.ndarray
-    tier: np.ndarray
 
     @property
     def capacity(self) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +45,6 @@ class SweepSpec:
             "workloads": list(self.workloads), "horizons": list(self.horizons),
             "params": {k: list(v) for k, v in self.params}, "k": self.k,
         }
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How to run a sweep (not part of what it computes)."""
-
-    out: Path = Path("results")
-    executor: str = "auto"
-    address: str | None = None
-    max_in_flight: int | None = None
-    overwrite: str = "failed"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 OVERWRITE = ("never", "failed", "always")
