@@ -27,6 +27,7 @@ class Columns:
         "ntok": np.int64,         # whitespace tokens of the text
         "last_access": np.int64,
         "access_count": np.int64,
+        "tags": np.int64,         # bit mask over tag_names (meta "tags", comma-separated)
     }
 
     def __init__(self, dim: int, capacity: int = 256) -> None:
@@ -37,6 +38,23 @@ class Columns:
         for name, dtype in self._FIELDS.items():
             setattr(self, name, np.zeros(capacity, dtype=dtype))
         self.texts: list[str] = []
+        self.tag_names: list[str] = []   # bit i of ``tags`` is tag_names[i]
+
+    MAX_TAGS = 63
+
+    def tag_mask(self, names: list[str] | tuple[str, ...], add: bool = True) -> int:
+        """The bit mask of ``names``; unseen names get a new bit (or none if ``add`` is
+        False, so a lookup never grows the vocabulary)."""
+        mask = 0
+        for name in names:
+            if name not in self.tag_names:
+                if not add:
+                    continue
+                if len(self.tag_names) == self.MAX_TAGS:
+                    raise ValueError(f"more than {self.MAX_TAGS} distinct tags")
+                self.tag_names.append(name)
+            mask |= 1 << self.tag_names.index(name)
+        return mask
 
     # typed views for mypy
     eid: np.ndarray
@@ -49,6 +67,7 @@ class Columns:
     ntok: np.ndarray
     last_access: np.ndarray
     access_count: np.ndarray
+    tags: np.ndarray
 
     @property
     def capacity(self) -> int:

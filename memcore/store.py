@@ -42,6 +42,12 @@ class StoreParams:
             raise ValueError(f"recency_base must be in (0, 1], got {self.recency_base}")
 
 
+def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
+    """The tags of an observation: its meta ``tags``, comma-separated."""
+    raw = (meta or {}).get("tags", "")
+    return [t.strip() for t in raw.split(",") if t.strip()]
+
+
 @dataclass(frozen=True)
 class Hit:
     eid: int
@@ -121,6 +127,7 @@ class MemoryStore:
         cols.slot[row] = sid
         cols.ntok[row] = whitespace_tokens(text)
         cols.last_access[row] = t
+        cols.tags[row] = cols.tag_mask(parse_tags(meta))
         cols.texts[row] = text
         if sid >= 0:
             self._slot_head[sid] = row
