@@ -31,7 +31,7 @@ class StoreParams:
     w_importance: float = 0.15
     w_relevance: float = 0.7
     recency_base: float = 0.999
-    extractor: str = "tagger"
+    extractor: str = "auto"  # the learned tagger where trained for the workload, else teacher
     embedder: str = "hashing"
 
     def __post_init__(self) -> None:

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from runner.adapters import MemoryAdapter
 from runner.metrics import CATEGORIES, QUALITY, score_query
 from runner.resolve import materialize
@@ -61,6 +63,7 @@ class _Run:
         self.false_links = 0
         self.n_obs = 0
         self.diagnoses = hasattr(memory, "linked_slot")
+        self.query_ms: list[float] = []
         self.handlers = {Observe: self.observe, Query: self.query, Tick: self.tick}
 
     def observe(self, ev: Observe) -> None:
@@ -84,10 +87,14 @@ class _Run:
 
     def query(self, ev: Query) -> None:
         truth = ev.truth
-        hits = [h.obs_id for h in self.memory.query(ev.t, ev.text, self.k)]
+        start = time.perf_counter()
+        found = self.memory.query(ev.t, ev.text, self.k)
+        self.query_ms.append((time.perf_counter() - start) * 1000.0)
+        hits = [h.obs_id for h in found]
         current = self.current_obs.get(truth.slot)
         forgotten = current is not None and not self.memory.holds(current)
-        values = score_query(hits, truth.slot, truth.value, self.truth_of, forgotten).values()
+        values = score_query(hits, truth.slot, truth.value, self.truth_of, forgotten,
+                             self.k).values()
         for cat in ("all", truth.category):
             self.counts[cat] += 1
             sums = self.sums[cat]
@@ -115,6 +122,9 @@ class _Run:
         row["extract_false_link"] = (
             self.false_links / self.n_obs if self.diagnoses and self.n_obs else nan
         )
+        ms = np.asarray(self.query_ms)
+        row["query_ms_mean"] = float(ms.mean()) if len(ms) else nan
+        row["query_ms_p95"] = float(np.percentile(ms, 95)) if len(ms) else nan
         row["wall_s"] = wall
         return row
 

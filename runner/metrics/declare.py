@@ -35,6 +35,9 @@ QUALITY = {
     "contradiction_rate": ("lower", "share of queries whose top-k holds a stale value of the slot"),
     "stale_fraction": ("lower", "stale hits / retrieved items, averaged over queries"),
     "recall_at_k": ("higher", "share of queries whose top-k holds the current value"),
+    "recall_at_5": (
+        "higher", "share of queries whose top 5 holds the current value (nan when k < 5)"
+    ),
     "accuracy_at_1": ("higher", "share of queries whose top-1 item is the current value"),
     "precision": ("higher", "current-value hits / retrieved items, averaged over queries"),
     "false_forget_rate": (
@@ -74,4 +77,7 @@ declare(
     "extract_false_link", "lower",
     "share of observations linked to a slot they do not assert (wrong slot, or noise)",
 )
+declare("query_ms_mean", "none", "mean milliseconds a query took (timing)", timing=True)
+declare("query_ms_p95", "none", "95th percentile of a query's milliseconds (timing)",
+        timing=True)
 declare("wall_s", "none", "wall-clock seconds of the job so far", timing=True)
