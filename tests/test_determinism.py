@@ -38,7 +38,8 @@ def test_same_spec_same_metrics_in_a_fresh_process() -> None:
     code = (
         "import json,math;from runner.job import run_job;from runner.resolve import make_spec;"
         "m=run_job(make_spec('contradiction','learned_forget',3,horizon=900)).metrics();"
-        "[m.pop(k) for k in ('wall_s','query_ms_mean','query_ms_p95')];print(json.dumps({k:(None if isinstance(v,float) and math.isnan(v) "
+        "[m.pop(k) for k in ('wall_s','query_ms_mean','query_ms_p95')];"
+        "print(json.dumps({k:(None if isinstance(v,float) and math.isnan(v) "
         "else v) for k,v in m.items()},sort_keys=True))"
     )
     outs = [
