@@ -22,7 +22,9 @@ from runner.spec import JobSpec
 from workloads import Observe, Query, Tick
 
 N_CHECKPOINTS = 20
-HARD_KINDS = {"canonical_update": "canonical", "hard_update": "hard"}
+# Observation kinds that update a slot, by how they are phrased (for the extractor
+# diagnostics): canonical phrasing an extractor should link, or a paraphrase.
+UPDATE_KINDS = {"canonical_update": "canonical", "update": "canonical", "hard_update": "hard"}
 
 
 @dataclass
@@ -79,7 +81,7 @@ class _Run:
             self.n_obs += 1
             if linked is not None and linked != truth.slot:
                 self.false_links += 1
-            cat = HARD_KINDS.get(truth.kind)
+            cat = UPDATE_KINDS.get(truth.kind)
             if cat is not None:
                 self.linked[cat][0] += linked == truth.slot
                 self.linked[cat][1] += 1

@@ -58,6 +58,11 @@ SLOTS = tuple((e, a) for e in ENTITIES for a in ATTRIBUTES)
 
 # Query categories: the kind of the slot's last write.
 CATEGORY = {"fact": "fact", "canonical_update": "canonical", "hard_update": "hard"}
+CATEGORIES = {
+    "fact": "slots never updated since their first fact",
+    "canonical": "slots last updated in canonical phrasing",
+    "hard": "slots last updated in a paraphrase the extractor cannot link",
+}
 
 
 def slot_key(entity: str, attr: Attribute) -> str:
@@ -92,6 +97,14 @@ class Contradiction:
     horizon_unit = "turns"
     default_horizon = 3000
     Params = ContradictionParams
+    description = (
+        "Forgetting-Bench's stream, draw for draw: 10 people × 6 attributes, each slot "
+        "asserted once in the first 60 turns; then every turn is a query (12%), a value "
+        "update (18%; 40% of them hard paraphrases the keyword extractor cannot link) or a "
+        "distractor that never matches a question. Horizon in turns (default 3,000). "
+        "Measures whether stale values stop being retrieved once a slot is updated."
+    )
+    categories = CATEGORIES
 
     def vocabulary(self) -> Vocabulary:
         return Vocabulary(ENTITIES, tuple((a.phrase, a.name) for a in ATTRIBUTES))

@@ -14,6 +14,8 @@ class Workload(Protocol):
 
     ``Params`` is a frozen dataclass whose fields are the workload's parameters
     (defaults, and validation in ``__post_init__``); ``events`` yields lazily.
+    ``description`` is a one-paragraph summary (shown by ``fbench list workloads``);
+    ``categories`` maps each query category the workload emits to a one-line description.
     """
 
     name: str
@@ -21,6 +23,8 @@ class Workload(Protocol):
     horizon_unit: str
     default_horizon: int
     Params: type
+    description: str
+    categories: dict[str, str]
 
     def events(self, seed: int, horizon: int, params: Any) -> Iterator[Event]: ...
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workloads import WORKLOADS
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -45,12 +47,12 @@ QUALITY = {
         "share of queries whose slot's current assertion had already been deleted from memory",
     ),
 }
-# Categories of a query: the kind of the slot's last write.
-CATEGORIES = {
-    "fact": "slots never updated since their first fact",
-    "canonical": "slots last updated in canonical phrasing",
-    "hard": "slots last updated in a paraphrase the extractor cannot link",
-}
+# Query categories, as each registered workload declares them (a category a workload
+# does not have is nan there).
+CATEGORIES: dict[str, str] = {}
+for _workload in WORKLOADS.values():
+    for _cat, _cat_desc in _workload.categories.items():
+        CATEGORIES.setdefault(_cat, _cat_desc)
 
 for _name, (_direction, _desc) in QUALITY.items():
     declare(_name, _direction, _desc)
