@@ -28,6 +28,9 @@ class Columns:
         "last_access": np.int64,
         "access_count": np.int64,
         "tags": np.int64,         # bit mask over tag_names (meta "tags", comma-separated)
+        "score": np.float64,      # a policy's own stored score (lethe)
+        "tier": np.int8,          # a policy's own tier (lethe: short, long, cold)
+        "since": np.int64,        # when the entry entered its tier
     }
 
     def __init__(self, dim: int, capacity: int = 256) -> None:
@@ -68,6 +71,9 @@ class Columns:
     last_access: np.ndarray
     access_count: np.ndarray
     tags: np.ndarray
+    score: np.ndarray
+    tier: np.ndarray
+    since: np.ndarray
 
     @property
     def capacity(self) -> int:

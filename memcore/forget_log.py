@@ -17,6 +17,7 @@ class ForgetRecord:
     age: int        # turns since it was observed
     last_access: int
     text: str
+    merged_into: int = -1  # the entry id it was merged into, or -1
 
 
 @dataclass
@@ -38,10 +39,14 @@ class ForgetLog:
         age: np.ndarray,
         last_access: np.ndarray,
         texts: list[str],
+        merged_into: np.ndarray | None = None,
     ) -> None:
+        into = (np.full(len(eid), -1, dtype=np.int64) if merged_into is None
+                else np.asarray(merged_into, dtype=np.int64))
         self._chunks.append(
             {"eid": eid, "obs_id": obs_id, "score": score, "age": age,
-             "last_access": last_access, "turn": np.full(len(eid), turn, dtype=np.int64)}
+             "last_access": last_access, "turn": np.full(len(eid), turn, dtype=np.int64),
+             "merged_into": into}
         )
         self._reasons.append(reason)
         self._texts.append(texts)
@@ -64,7 +69,7 @@ class ForgetLog:
                     ForgetRecord(
                         int(chunk["eid"][i]), int(chunk["obs_id"][i]), reason,
                         float(chunk["score"][i]), int(chunk["turn"][i]), int(chunk["age"][i]),
-                        int(chunk["last_access"][i]), text,
+                        int(chunk["last_access"][i]), text, int(chunk["merged_into"][i]),
                     )
                 )
         return out

@@ -19,7 +19,7 @@ from memcore.embed import Embedder
 from memcore.extract.base import Extractor
 from memcore.forget_log import ForgetLog
 from memcore.importance import heuristic_importance
-from memcore.policies.base import Policy, Removal
+from memcore.policies.base import Policy, Removal, Removals
 from memcore.text import tokenize, whitespace_tokens
 
 
@@ -133,17 +133,25 @@ class MemoryStore:
             self._slot_head[sid] = row
         self._row_of_obs[obs] = row
         self.live_tokens += int(cols.ntok[row])
-        self.peak_size = max(self.peak_size, cols.n_live)
         self._apply(self.policy.on_add(cols, row, t), t)
+        self.peak_size = max(self.peak_size, cols.n_live)
         return eid
 
     def tick(self, now: int) -> None:
         self._apply(self.policy.on_tick(self.cols, now), now)
 
     # -- the one removal path -----------------------------------------------
-    def _apply(self, removal: Removal | None, now: int) -> None:
-        if removal is None or len(removal.rows) == 0:
+    def _apply(self, removals: Removals, now: int) -> None:
+        if removals is None:
             return
+        for removal in removals if isinstance(removals, list) else [removals]:
+            if len(removal.rows):
+                self._remove(removal, now)
+        cols = self.cols
+        if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
+            self._compact()
+
+    def _remove(self, removal: Removal, now: int) -> None:
         cols = self.cols
         rows = removal.rows
         if not cols.live[rows].all():
@@ -152,7 +160,7 @@ class MemoryStore:
             eid=cols.eid[rows].copy(), obs_id=cols.obs_id[rows].copy(), reason=removal.reason,
             score=np.asarray(removal.scores, dtype=np.float64), turn=now,
             age=now - cols.turn[rows], last_access=cols.last_access[rows].copy(),
-            texts=[cols.texts[r] for r in rows],
+            texts=[cols.texts[r] for r in rows], merged_into=removal.merged_into,
         )
         cols.live[rows] = False
         cols.n_live -= len(rows)
@@ -162,8 +170,6 @@ class MemoryStore:
             sid = int(cols.slot[r])
             if sid >= 0 and self._slot_head.get(sid) == r:
                 del self._slot_head[sid]
-        if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
-            self._compact()
 
     def _compact(self) -> None:
         old_rows = self.cols.compact()
@@ -172,13 +178,18 @@ class MemoryStore:
         self._slot_head = {s: new_of_old[r] for s, r in self._slot_head.items()}
 
     # -- read path ----------------------------------------------------------
-    def scores(self, text: str, now: int) -> np.ndarray:
+    def relevance(self, text: str) -> np.ndarray:
+        """Cosine of ``text`` with rows ``[0, n)``: one product over the query's dimensions."""
+        q = self.embedder.embed(text)
+        nz = np.flatnonzero(q)
+        return q[nz] @ self.cols.emb[nz, : self.cols.n]
+
+    def scores(self, text: str, now: int, relevance: np.ndarray | None = None) -> np.ndarray:
         """Retrieval score of rows ``[0, n)`` (dead rows get -inf)."""
         cols = self.cols
         n = cols.n
-        q = self.embedder.embed(text)
-        nz = np.flatnonzero(q)
-        relevance = q[nz] @ cols.emb[nz, :n]
+        if relevance is None:
+            relevance = self.relevance(text)
         recency = np.exp((now - cols.turn[:n]) * self._log_base)
         w_rec, w_imp, w_rel = self._w
         score = w_rec * recency + w_imp * cols.importance[:n] + w_rel * relevance
@@ -193,7 +204,8 @@ class MemoryStore:
         k = min(k, cols.n_live)
         if k <= 0:
             return []
-        score = self.scores(text, now)
+        relevance = self.relevance(text)
+        score = self.scores(text, now, relevance)
         n = cols.n
         if k < n:
             kth = np.partition(score, n - k)[n - k]
@@ -205,5 +217,5 @@ class MemoryStore:
                 for r in order]
         cols.last_access[order] = now
         cols.access_count[order] += 1
-        self._apply(self.policy.on_access(cols, order, now), now)
+        self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]), now)
         return hits

@@ -14,7 +14,11 @@ from runner.job import run_job
 from runner.resolve import make_spec
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
-CASE = {"workload": "contradiction", "seed": 7, "horizon": 400, "k": 5}
+# One tiny case per workload family: turns without ticks, and days with ticks and tags.
+CASES = (
+    {"workload": "contradiction", "seed": 7, "horizon": 400, "k": 5},
+    {"workload": "lifecycle", "seed": 3, "horizon": 60, "k": 5},
+)
 
 
 def golden_path(policy: str) -> Path:
@@ -22,13 +26,18 @@ def golden_path(policy: str) -> Path:
 
 
 def compute(policy: str) -> dict[str, Any]:
+    """Exact integer counts of the policy's tiny jobs, one per case."""
+    return {str(case["workload"]): compute_case(policy, case) for case in CASES}
+
+
+def compute_case(policy: str, case: dict[str, Any]) -> dict[str, Any]:
     """Exact integer counts of one tiny job (no floats, so no tolerance is needed)."""
-    spec = make_spec(CASE["workload"], policy, CASE["seed"], CASE["horizon"], CASE["k"])
+    spec = make_spec(case["workload"], policy, case["seed"], case["horizon"], case["k"])
     result = run_job(spec)
     m = result.metrics()
     n = m["n_queries"]
     return {
-        "case": CASE | {"policy": policy},
+        "case": case | {"policy": policy},
         "n_queries": n,
         "recall_hits": round(m["recall_at_k"] * n),
         "contradiction_hits": round(m["contradiction_rate"] * n),

@@ -217,7 +217,8 @@ def test_cli_sweep_with_address_runs_on_both_nodes(two_node_cluster: Cluster,
     out = tmp_path / "out"
     res = subprocess.run(
         [sys.executable, "-m", "runner.cli", "sweep", "--seeds", "6",
-         "--policies", "keep_all,ebbinghaus", "--horizons", "1000", "--no-report",
+         "--policies", "keep_all,ebbinghaus", "--workloads", "contradiction",
+         "--horizons", "1000", "--no-report",
          "--address", two_node_cluster.address, "--out", str(out)],
         env=two_node_cluster.env, cwd=tmp_path, capture_output=True, text=True, timeout=180,
     )

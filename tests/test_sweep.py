@@ -21,7 +21,9 @@ from runner.sweep import (
 from runner.sweep_run import choose_executor, existing_shards, plan, prepare, run_sweep
 from workloads import WORKLOADS
 
-TINY = SweepSpec(seeds=(0, 1), policies=("keep_all", "ebbinghaus"), horizons=("120",))
+C = ("contradiction",)
+TINY = SweepSpec(seeds=(0, 1), policies=("keep_all", "ebbinghaus"), workloads=C,
+                 horizons=("120",))
 
 
 def test_default_grid_is_every_reference_policy_and_workload() -> None:
@@ -47,7 +49,7 @@ def test_expansion_is_pure_ordered_and_unique() -> None:
 def test_grid_axis_targets_only_its_policy_and_defaults_collapse() -> None:
     """Prevents a policy's grid leaking onto other policies, and tau=150 (the default)
     running twice under two ids."""
-    spec = SweepSpec(seeds=(0,), policies=("keep_all", "ebbinghaus"),
+    spec = SweepSpec(seeds=(0,), policies=("keep_all", "ebbinghaus"), workloads=C,
                      params=(("ebbinghaus.tau", ("30", "60", "150")),))
     cells = sorted((j.policy, j.params) for j in expand(spec))
     assert cells == [
@@ -60,7 +62,7 @@ def test_grid_axis_targets_only_its_policy_and_defaults_collapse() -> None:
 
 def test_store_and_workload_axes_apply_to_every_matching_job() -> None:
     """Prevents store./workload-name axes from being dropped or misrouted."""
-    spec = SweepSpec(seeds=(0,), policies=("keep_all",),
+    spec = SweepSpec(seeds=(0,), policies=("keep_all",), workloads=C,
                      params=(("store.extractor", ("teacher", "auto")),
                              ("contradiction.p_hard", ("0.2",))))
     got = sorted(j.params for j in expand(spec))
@@ -115,6 +117,7 @@ def test_config_file_fields_and_cli_overrides(tmp_path: Path) -> None:
     """Prevents a sweep.toml being read differently from the same CLI flags."""
     cfg = tmp_path / "sweep.toml"
     cfg.write_text('seeds = 3\npolicies = ["ebbinghaus"]\nhorizons = ["1000"]\n'
+                   'workloads = ["contradiction"]\n'
                    '[params]\n"ebbinghaus.tau" = [30, 60]\n')
     data = load_config(cfg)
     spec = build_spec(data, {"params": merge_params(
@@ -173,7 +176,7 @@ def test_resume_skips_valid_shards_and_reruns_corrupt_ones(tmp_path: Path) -> No
 def test_shards_from_another_sweep_are_refused(tmp_path: Path) -> None:
     """Prevents mixing two sweeps' shards in one folder (the summary would blend them)."""
     _run(tmp_path)
-    other = SweepSpec(seeds=(5,), policies=("keep_all",), horizons=("120",))
+    other = SweepSpec(seeds=(5,), policies=("keep_all",), workloads=C, horizons=("120",))
     before = sorted(p.name for p in tmp_path.rglob("*"))
     with pytest.raises(FbenchError, match="another sweep"):
         prepare(other, expand(other), tmp_path)

@@ -19,7 +19,8 @@ from runner.cli import app
 from runner.shard import NONDETERMINISTIC
 from runner.sweep_run import existing_shards
 
-GRID = ["--seeds", "6", "--policies", "keep_all,ebbinghaus", "--horizons", "3000",
+GRID = ["--seeds", "6", "--policies", "keep_all,ebbinghaus", "--workloads", "contradiction",
+        "--horizons", "3000",
         "--executor", "inline", "--no-report"]
 
 
@@ -111,7 +112,8 @@ def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: 
     executor and inline ends in the same shards (timing and node aside) and the same
     summary and report."""
     grid = ["--seeds", "3", "--policies", "keep_all,ebbinghaus,learned_forget",
-            "--horizons", "400"]
+            "--workloads", "contradiction,lifecycle",
+            "--horizons", "0.2x"]
     outs = {}
     for executor in ("ray", "inline"):
         outs[executor] = tmp_path / executor
@@ -120,7 +122,7 @@ def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: 
         assert result.exit_code == 0, result.output
         assert f"({executor} executor)" in result.stderr
     assert deterministic(outs["ray"]) == deterministic(outs["inline"])
-    assert len(deterministic(outs["ray"])) == 9
+    assert len(deterministic(outs["ray"])) == 18
     assert (outs["ray"] / "RESULTS.md").read_text() == (outs["inline"] / "RESULTS.md").read_text()
 
 

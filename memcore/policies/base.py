@@ -6,7 +6,8 @@ removal goes through ``MemoryStore`` and lands in the forget log.
 
 Hooks, all optional (the base class does nothing):
 - ``on_add(cols, row, now)``: after supersession marking and the insert.
-- ``on_access(cols, rows, now)``: after a retrieval returned ``rows``.
+- ``on_access(cols, rows, now, relevance)``: after a retrieval returned ``rows``
+  (``relevance``: their cosine with the query).
 - ``on_tick(cols, now)``: at a day boundary.
 - ``strength(cols, now)``: ranking strength of rows ``[0, n)``, or ``None`` for 1.
 A capacity-bounded policy sets ``capacity``.
@@ -35,6 +36,10 @@ class Removal:
     rows: np.ndarray
     reason: str
     scores: np.ndarray
+    merged_into: np.ndarray | None = None  # entry ids the rows were merged into
+
+
+Removals = Removal | list[Removal] | None  # what a hook may return
 
 
 class Policy:
@@ -48,13 +53,14 @@ class Policy:
     def __init__(self, params: Any = None) -> None:
         self.params = params if params is not None else self.Params()
 
-    def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+    def on_add(self, cols: Columns, row: int, now: int) -> Removals:
         return None
 
-    def on_access(self, cols: Columns, rows: np.ndarray, now: int) -> Removal | None:
+    def on_access(self, cols: Columns, rows: np.ndarray, now: int,
+                  relevance: np.ndarray | None = None) -> Removals:
         return None
 
-    def on_tick(self, cols: Columns, now: int) -> Removal | None:
+    def on_tick(self, cols: Columns, now: int) -> Removals:
         return None
 
     def strength(self, cols: Columns, now: int) -> np.ndarray | None:

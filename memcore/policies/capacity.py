@@ -1,0 +1,71 @@
+"""The shared base of the capacity-bounded policies (fifo, lru, lfu, lifo).
+
+After an add lifts the live count above ``capacity``, exactly the excess (normally
+one entry) is removed, reason ``"capacity"``; a subclass only says which entries
+rank first for eviction (``victims``) and the score logged for each. Nothing
+happens on access or tick: only an add can grow the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memcore.columns import Columns
+from memcore.policies.base import Policy, Removal
+
+
+@dataclass(frozen=True)
+class CapacityParams:
+    """``capacity``: the most live entries the policy keeps (an integer >= 1)."""
+
+    capacity: int = 100
+
+    def __post_init__(self) -> None:
+        if isinstance(self.capacity, bool) or not isinstance(self.capacity, int):
+            raise ValueError(f"capacity must be an integer, got {self.capacity!r}")
+        if self.capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {self.capacity}")
+
+
+def lowest(keys: Sequence[np.ndarray], k: int) -> np.ndarray:
+    """Positions of the ``k`` lexicographically smallest tuples of ``keys`` (primary
+    key first; the last key must be unique, e.g. the entry id, so the order is total).
+
+    A partition on the primary key keeps only the candidates that can rank in the
+    first ``k``, and only those are sorted: O(n) plus a small sort.
+    """
+    primary = keys[0]
+    m = len(primary)
+    if k >= m:
+        cand = np.arange(m)
+    else:
+        kth = np.partition(primary, k - 1)[k - 1]
+        cand = np.flatnonzero(primary <= kth)
+    order = np.lexsort(tuple(key[cand] for key in reversed(keys)))
+    return cand[order[:k]]
+
+
+class CapacityPolicy(Policy):
+    """Keeps at most ``capacity`` live entries; a subclass ranks the eviction order."""
+
+    Params = CapacityParams
+    params: CapacityParams
+
+    def __init__(self, params: CapacityParams | None = None) -> None:
+        super().__init__(params)
+        self.capacity = self.params.capacity
+
+    def victims(self, cols: Columns, live: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` rows among the live rows ``live`` to evict, and their scores."""
+        raise NotImplementedError
+
+    def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+        excess = cols.n_live - self.params.capacity
+        if excess <= 0:
+            return None
+        live = np.flatnonzero(cols.live[: cols.n])
+        rows, scores = self.victims(cols, live, excess)
+        return Removal(rows, "capacity", scores.astype(np.float64))

@@ -1,0 +1,154 @@
+"""lethe: the Lethe store's lifecycle, as a policy: scored on capture, decayed by a
+half-life, reinforced when recalled, consolidated daily.
+
+- **Capture.** ``score = w_recency·1 + w_source·source + w_explicit·explicit``, where
+  ``source`` is the highest source signal among the entry's tags (``SOURCE``; an entry
+  with no known tag gets ``unknown_source``) and ``explicit`` is 1 for an
+  ``explicit_feedback`` tag. New entries are short-term.
+- **Decay.** ``decayed = score × (1 + min(access_bonus·accesses, bonus_cap))
+  × 2^(-(now - last_access) / half_life)``.
+- **Recall.** Each retrieved entry gains ``reinforce × relevance`` (capped at 1); the
+  store refreshes its last access and access count.
+- **Consolidation, at each Tick** (a day boundary), all vectorized:
+  promote short-term entries with ``decayed >= promote_at``; demote short-term *and*
+  long-term entries with ``decayed < demote_below`` to cold (unlike the seed's library,
+  whose never-promoted short-term items lived forever); merge near-duplicate live
+  entries (cosine >= ``merge_cosine``; the older goes, "merged" into the newer, which
+  keeps the higher score and the summed accesses) — one blocked matrix product, not an
+  O(n²) Python loop; delete cold entries after ``cold_grace``. Every removal carries
+  its decayed score at the moment of removal.
+- Ranking is the store's retrieval score (relevance, recency, importance); the policy
+  changes what is kept, not the order. A workload without Tick events (``contradiction``)
+  never consolidates, so there lethe forgets nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from memcore.columns import Columns
+from memcore.policies.base import Policy, Removal, register_policy
+
+SOURCE = {
+    "explicit_feedback": 0.95, "fact": 0.85, "preference": 0.80, "tool_result": 0.75,
+    "definition": 0.70, "instruction": 0.70, "remark": 0.20, "chitchat": 0.15,
+    "small_talk": 0.15,
+}
+SHORT, LONG, COLD = 0, 1, 2
+MERGE_BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class LetheParams:
+    """Every constant of the lifecycle (the seed's DecayConfig defaults)."""
+
+    half_life: float = 7.0
+    access_bonus: float = 0.1
+    bonus_cap: float = 1.0
+    reinforce: float = 0.2
+    promote_at: float = 0.6
+    demote_below: float = 0.1
+    cold_grace: float = 1.0
+    merge_cosine: float = 0.95
+    w_recency: float = 0.2
+    w_source: float = 0.5
+    w_explicit: float = 0.3
+    unknown_source: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("half_life", "merge_cosine"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        for name in ("access_bonus", "bonus_cap", "reinforce", "cold_grace", "w_recency",
+                     "w_source", "w_explicit"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be non-negative, got {getattr(self, name)}")
+        if not 0 <= self.demote_below < self.promote_at:
+            raise ValueError(
+                f"need 0 <= demote_below < promote_at, got {self.demote_below} and "
+                f"{self.promote_at}")
+        if not 0 <= self.unknown_source <= 1:
+            raise ValueError(f"unknown_source must be in [0, 1], got {self.unknown_source}")
+
+
+@register_policy("lethe")
+class Lethe(Policy):
+    description = (
+        "Lethe lifecycle: source-scored capture, half-life decay with access bonus, "
+        "reinforcement on recall, daily promote/demote/merge/prune."
+    )
+    Params = LetheParams
+    params: LetheParams
+
+    def decayed(self, cols: Columns, now: int) -> np.ndarray:
+        p, n = self.params, cols.n
+        bonus = 1.0 + np.minimum(p.access_bonus * cols.access_count[:n], p.bonus_cap)
+        return cols.score[:n] * bonus * np.exp2(-(now - cols.last_access[:n]) / p.half_life)
+
+    def _source(self, cols: Columns, mask: int) -> float:
+        known = [SOURCE[name] for bit, name in enumerate(cols.tag_names)
+                 if mask >> bit & 1 and name in SOURCE]
+        return max(known) if known else self.params.unknown_source
+
+    def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+        p = self.params
+        mask = int(cols.tags[row])
+        explicit = cols.tag_mask(["explicit_feedback"], add=False) & mask != 0
+        cols.score[row] = min(1.0, p.w_recency + p.w_source * self._source(cols, mask)
+                              + p.w_explicit * explicit)
+        cols.tier[row] = SHORT
+        return None
+
+    def on_access(self, cols: Columns, rows: np.ndarray, now: int,
+                  relevance: np.ndarray | None = None) -> Removal | None:
+        if relevance is not None:
+            cols.score[rows] = np.minimum(
+                1.0, cols.score[rows] + self.params.reinforce * np.maximum(relevance, 0.0))
+        return None
+
+    def on_tick(self, cols: Columns, now: int) -> list[Removal]:
+        p, n = self.params, cols.n
+        live = cols.live[:n]
+        d = self.decayed(cols, now)
+        tier = cols.tier[:n]
+        promote = live & (tier == SHORT) & (d >= p.promote_at)
+        tier[promote] = LONG
+        demote = live & (tier != COLD) & (d < p.demote_below)
+        tier[demote] = COLD
+        cols.since[:n][demote] = now
+        removals = []
+        merged = self._merges(cols, live & (tier != COLD), d)
+        if merged is not None:
+            removals.append(merged)
+        gone = np.flatnonzero(live & (tier == COLD) & (now - cols.since[:n] >= p.cold_grace))
+        if merged is not None:
+            gone = np.setdiff1d(gone, merged.rows)
+        if len(gone):
+            removals.append(Removal(gone, "cold", d[gone]))
+        return removals
+
+    def _merges(self, cols: Columns, candidates: np.ndarray, d: np.ndarray) -> Removal | None:
+        """Each candidate with a near-duplicate *newer* candidate is merged into the newest
+        such one. One blocked product of the candidates' embeddings."""
+        rows = np.flatnonzero(candidates)
+        if len(rows) < 2:
+            return None
+        emb = cols.emb[:, rows]
+        into = np.full(len(rows), -1)
+        for start in range(0, len(rows), MERGE_BLOCK):
+            block = emb[:, start:start + MERGE_BLOCK].T @ emb  # (block, m) cosines
+            later = np.arange(len(rows))[None, :] > np.arange(start, start + len(block))[:, None]
+            dup = (block >= self.params.merge_cosine) & later
+            has = dup.any(axis=1)
+            # the newest duplicate: the last True column of each row
+            last = len(rows) - 1 - np.argmax(dup[:, ::-1], axis=1)
+            into[start:start + len(block)] = np.where(has, last, -1)
+        src = np.flatnonzero(into >= 0)
+        if len(src) == 0:
+            return None
+        old, new = rows[src], rows[into[src]]
+        np.maximum.at(cols.score, new, cols.score[old])
+        np.add.at(cols.access_count, new, cols.access_count[old])
+        return Removal(old, "merged", d[old], merged_into=cols.eid[new].copy())
