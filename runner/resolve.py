@@ -65,15 +65,27 @@ def make_spec(
     return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k)
 
 
+def with_capacity_fraction(policy_params: Any, workload: Workload, workload_params: Any) -> Any:
+    """Resolve ``capacity_fraction`` (a share of the workload's distinct facts) into the
+    policy's absolute ``capacity``; other parameters pass through."""
+    fraction = getattr(policy_params, "capacity_fraction", 0.0)
+    if not fraction:
+        return policy_params
+    capacity = max(1, round(fraction * workload.distinct_facts(workload_params)))
+    return dataclasses.replace(policy_params, capacity=capacity)
+
+
 def materialize(spec: JobSpec) -> Resolved:
     w = lookup(WORKLOADS, spec.workload, "workload")
     m = lookup(MEMORIES, spec.policy, "policy")
     params = dict(spec.params)
+    workload_params = build(w.Params, params, "workload", spec.workload)
     return Resolved(
         workload=w,
-        workload_params=build(w.Params, params, "workload", spec.workload),
+        workload_params=workload_params,
         memory=m,
-        policy_params=build(m.Params, params, "policy", spec.policy),
+        policy_params=with_capacity_fraction(
+            build(m.Params, params, "policy", spec.policy), w, workload_params),
         store_params=(build(m.StoreParams, params, "store", "the reference store")
                       if m.StoreParams is not None else None),
     )

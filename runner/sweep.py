@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from memcore import POLICIES
 from runner.adapters import MEMORIES
 from runner.errors import FbenchError, lookup
 from runner.params import NAMESPACES, Scalar, fields_of
@@ -53,7 +54,8 @@ OVERWRITE = ("never", "failed", "always")
 def policy_names(spec: SweepSpec) -> list[str]:
     if spec.policies:
         return [lookup(MEMORIES, p, "policy").name for p in spec.policies]
-    return sorted(n for n, m in MEMORIES.items() if m.family == "reference")
+    return sorted(n for n, m in MEMORIES.items()
+                  if m.family == "reference" and not POLICIES[n].wrapper)
 
 
 def workload_names(spec: SweepSpec) -> list[str]:

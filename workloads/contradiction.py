@@ -106,6 +106,10 @@ class Contradiction:
     )
     categories = CATEGORIES
 
+    def distinct_facts(self, params: ContradictionParams) -> int:
+        """The number of distinct slots (entity × attribute)."""
+        return len(SLOTS)
+
     def vocabulary(self) -> Vocabulary:
         return Vocabulary(ENTITIES, tuple((a.phrase, a.name) for a in ATTRIBUTES))
 

@@ -30,6 +30,11 @@ class Workload(Protocol):
 
     def vocabulary(self) -> Vocabulary: ...
 
+    def distinct_facts(self, params: Any) -> int:
+        """How many distinct facts (slots) a stream holds: the unit of a capacity
+        given as a fraction."""
+        ...
+
 
 @dataclass(frozen=True)
 class Vocabulary:

@@ -48,6 +48,7 @@ class Policy:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     Params: ClassVar[type] = NoParams
+    wrapper: ClassVar[bool] = False  # wraps another policy (left out of default sweeps)
     capacity: int | None = None
 
     def __init__(self, params: Any = None) -> None:

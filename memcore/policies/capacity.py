@@ -19,11 +19,20 @@ from memcore.policies.base import Policy, Removal
 
 @dataclass(frozen=True)
 class CapacityParams:
-    """``capacity``: the most live entries the policy keeps (an integer >= 1)."""
+    """``capacity``: the most live entries the policy keeps (an integer >= 1).
+
+    ``capacity_fraction`` > 0 asks the harness to set ``capacity`` to that fraction of
+    the workload's distinct facts (rounded, at least 1) before building the policy: the
+    memory itself never sees the workload, so it is resolved outside memcore.
+    """
 
     capacity: int = 100
+    capacity_fraction: float = 0.0
 
     def __post_init__(self) -> None:
+        if not self.capacity_fraction >= 0:
+            raise ValueError(
+                f"capacity_fraction must be >= 0 (0: use capacity), got {self.capacity_fraction}")
         if isinstance(self.capacity, bool) or not isinstance(self.capacity, int):
             raise ValueError(f"capacity must be an integer, got {self.capacity!r}")
         if self.capacity < 1:

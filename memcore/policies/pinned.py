@@ -58,6 +58,7 @@ class Pinned(Policy):
     """Base of the generated ``pinned.<inner>`` wrappers."""
 
     inner_cls: ClassVar[type[Policy]] = Policy
+    wrapper: ClassVar[bool] = True
 
     def __init__(self, params: Any = None) -> None:
         super().__init__(params)
