@@ -290,9 +290,11 @@ def _list_policies() -> Table:
 def _list_workloads() -> Table:
     from workloads import WORKLOADS
 
-    t = Table("workload", "version", "horizon unit", "default horizon", "parameters (workload.*)")
+    t = Table("workload", "version", "horizon unit", "default horizon", "parameters (workload.*)",
+              "description")
     for name, w in sorted(WORKLOADS.items()):
-        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params))
+        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
+                  w.description)
     return t
 
 

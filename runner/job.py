@@ -4,6 +4,10 @@ The memory sees only text, time and meta; the harness keeps the ground truth
 (which observation asserted which slot value) and judges every query with it.
 The result is one row per checkpoint (20 evenly spaced, the last at the
 horizon): size and tokens at that time, quality metrics over the queries so far.
+
+Queries are accesses: a memory may change when it is asked (LRU and LFU count it,
+lethe reinforces what it returns), exactly as an agent's memory would; the harness
+asks each question once, at its own time, and never stores it.
 """
 
 from __future__ import annotations
