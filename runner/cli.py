@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 
 from runner.errors import FbenchError
@@ -257,11 +257,13 @@ def report_cmd(
     console.print(f"wrote {path}")
 
 
-LISTERS: dict[str, Callable[[], Table]] = {}
+LISTERS: dict[str, Callable[[], RenderableType]] = {}
 
 
-def lister(name: str) -> Callable[[Callable[[], Table]], Callable[[], Table]]:
-    def deco(fn: Callable[[], Table]) -> Callable[[], Table]:
+def lister(
+    name: str,
+) -> Callable[[Callable[[], RenderableType]], Callable[[], RenderableType]]:
+    def deco(fn: Callable[[], RenderableType]) -> Callable[[], RenderableType]:
         LISTERS[name] = fn
         return fn
 
@@ -287,15 +289,18 @@ def _list_policies() -> Table:
 
 
 @lister("workloads")
-def _list_workloads() -> Table:
+def _list_workloads() -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
+
     from workloads import WORKLOADS
 
-    t = Table("workload", "version", "horizon unit", "default horizon", "parameters (workload.*)",
-              "description")
+    t = Table("workload", "version", "horizon unit", "default horizon", "parameters (workload.*)")
+    notes = []
     for name, w in sorted(WORKLOADS.items()):
-        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
-                  w.description)
-    return t
+        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params))
+        notes.append(Text.assemble((name, "bold"), f": {w.description}\n"))
+    return Group(t, *notes)
 
 
 @lister("metrics")
