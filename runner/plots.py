@@ -194,7 +194,9 @@ def _errorbar(ax: Axes, x: Point, y: Point, **kw: Any) -> None:
 
 
 def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]],
-              path: Path) -> None:
+              xm: str, ym: str, title: str, path: Path) -> None:
+    """``ym`` against ``xm``: a policy run at several values of one parameter is a line
+    through them (the τ frontier, a capacity budget curve); every other cell a point."""
     variants = summ.variants(setting)
     lines = sweeps(variants)
     in_line = {v for vs in lines.values() for v in vs}
@@ -205,7 +207,7 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
         pts = []
         for v in vs:
             cell: Cell = (*setting, *v)
-            x, y = summ.point(cell, "recall_at_k"), summ.point(cell, "contradiction_rate")
+            x, y = summ.point(cell, xm), summ.point(cell, ym)
             value = full.get(cell, {}).get(key)
             if x is not None and y is not None and isinstance(value, int | float):
                 pts.append((float(value), x, y))
@@ -217,37 +219,28 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
         for value, x, y in pts:
             _errorbar(ax, x, y, color=c, linestyle="none")
             same_place.setdefault((x.mean, y.mean), []).append(f"{value:g}")
-        for (xm, ym), values in same_place.items():
-            ax.annotate(f"{name}={'/'.join(values)}", (xm, ym), textcoords="offset points",
+        for (px, py), values in same_place.items():
+            ax.annotate(f"{name}={'/'.join(values)}", (px, py), textcoords="offset points",
                         xytext=(5, 5), fontsize=7)
     for j, v in enumerate(v for v in variants if v not in in_line):
         cell = (*setting, *v)
-        x, y = summ.point(cell, "recall_at_k"), summ.point(cell, "contradiction_rate")
+        x, y = summ.point(cell, xm), summ.point(cell, ym)
         if x is not None and y is not None:
             _errorbar(ax, x, y, color=color[v], marker=MARKERS[(j + 1) % len(MARKERS)],
                       linestyle="none", label=variant_label(*v), **HOLLOW)
-    ax.set_xlabel(f"{_directed('recall_at_k')} (mean, 95% CI)")
-    ax.set_ylabel(f"{_directed('contradiction_rate')} (mean, 95% CI)")
-    ax.set_title(f"Contradiction vs recall — {_setting_title(setting)}")
-    ax.legend(loc="best")
-    _save(fig, path)
-
-
-def _scatter(setting: Setting, summ: _Summary, xm: str, ym: str, title: str,
-             path: Path) -> None:
-    fig, (ax,) = _figure(8, 6)
-    for i, v in enumerate(summ.variants(setting)):
-        cell: Cell = (*setting, *v)
-        x, y = summ.point(cell, xm), summ.point(cell, ym)
-        if x is None or y is None:
-            continue
-        _errorbar(ax, x, y, color=_style(i)["color"], marker=MARKERS[i % len(MARKERS)],
-                  linestyle="none", label=variant_label(*v), **HOLLOW)
     ax.set_xlabel(f"{_directed(xm)} (mean, 95% CI)")
     ax.set_ylabel(f"{_directed(ym)} (mean, 95% CI)")
     ax.set_title(f"{title} — {_setting_title(setting)}")
     ax.legend(loc="best")
     _save(fig, path)
+
+
+# kind -> (x metric, y metric, title)
+FRONTIERS = {
+    "frontier": ("recall_at_k", "contradiction_rate", "Contradiction vs recall"),
+    "budget": ("final_size", "recall_at_k", "Recall vs memory (the budget view)"),
+    "false_forget": ("final_size", "false_forget_rate", "False-forget rate vs final size"),
+}
 
 
 def _scaling(workload: str, k: int, summ: _Summary, path: Path) -> None:
@@ -291,19 +284,13 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
             w, h, k = setting
             stem = f"{_slug(w)}-h{h}-k{k}"
             title = _setting_title(setting)
-            paths = {kind: plots_dir / f"{kind}-{stem}.png"
-                     for kind in ("bloat", "frontier", "false_forget")}
-            _bloat(setting, summ.variants(setting), shards, paths["bloat"])
-            _frontier(setting, summ, full, paths["frontier"])
-            _scatter(setting, summ, "final_size", "false_forget_rate",
-                     "False-forget vs final size", paths["false_forget"])
-            result.plots += [
-                Plot("bloat", f"Memory growth — {title}", paths["bloat"], w, k, h),
-                Plot("frontier", f"Contradiction vs recall — {title}", paths["frontier"],
-                     w, k, h),
-                Plot("false_forget", f"False-forget rate vs final size — {title}",
-                     paths["false_forget"], w, k, h),
-            ]
+            bloat = plots_dir / f"bloat-{stem}.png"
+            _bloat(setting, summ.variants(setting), shards, bloat)
+            result.plots.append(Plot("bloat", f"Memory growth — {title}", bloat, w, k, h))
+            for kind, (xm, ym, what) in FRONTIERS.items():
+                path = plots_dir / f"{kind}-{stem}.png"
+                _frontier(setting, summ, full, xm, ym, what, path)
+                result.plots.append(Plot(kind, f"{what} — {title}", path, w, k, h))
         for w, k in sorted({(c[0], c[2]) for c in summ.cells}):
             horizons = sorted({c[1] for c in summ.cells if c[0] == w and c[2] == k})
             if len(horizons) < 2:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from runner import stats
@@ -35,7 +36,7 @@ from runner.aggregate import (
 )
 from runner.atomic import write_text
 from runner.metrics import METRICS, Metric
-from runner.plots import Plots, write_plots
+from runner.plots import Plots, sweeps, write_plots
 
 SHARD_COLUMNS = ("job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed",
                  "t", "final_size", "final_tokens", "fbench_version", "git_commit", "versions")
@@ -243,6 +244,7 @@ def _setting(idx: _Index, setting: Setting, plots: Plots, folder: Path) -> list[
     lines += [*_table(["policy", "n", *(_directed(m) for m in headline)], rows,
                       "lr" + "r" * len(headline)), ""]
     lines += _comparisons(idx, cells, [m for m in headline if m.direction != "none"])
+    lines += _equal_memory(idx, setting)
     lines += ["### All metrics", ""]
     rows = [[_directed(m)] + [_cell(idx.rows[c].get(m.name), idx.digits) for c in cells]
             for m in compared_metrics()]
@@ -258,6 +260,56 @@ def _setting(idx: _Index, setting: Setting, plots: Plots, folder: Path) -> list[
             rel = Path(os.path.relpath(p.path.resolve(), folder.resolve())).as_posix()
             lines += [f"![{p.title}]({rel})", ""]
     return lines
+
+
+BUDGET_METRICS = ("recall_at_k", "false_forget_rate")
+
+
+def _mean(idx: _Index, cell: Cell, metric: str) -> float | None:
+    r = idx.rows[cell].get(metric)
+    return None if r is None or _nan(r["mean"]) else float(r["mean"])
+
+
+def _equal_memory(idx: _Index, setting: Setting) -> list[str]:
+    """Each capacity policy run at several capacities, read at every other policy's final
+    size: its metrics interpolated linearly between the two capacities that bracket it."""
+    variants = [(c[3], c[4]) for c in idx.in_setting(setting)]
+    curves = {line: vs for line, vs in sweeps(variants).items() if "capacity" in line[2]}
+    if not curves:
+        return []
+    in_curve = {v for vs in curves.values() for v in vs}
+    metrics = [METRICS[m] for m in BUDGET_METRICS]
+    rows = []
+    for v in variants:
+        size = _mean(idx, (*setting, *v), "final_size")
+        if v in in_curve or size is None:
+            continue
+        for (policy, rest, _key), vs in sorted(curves.items()):
+            pts = sorted(
+                (s, [_mean(idx, (*setting, *u), m.name) for m in metrics])
+                for u in vs if (s := _mean(idx, (*setting, *u), "final_size")) is not None)
+            xs = [p[0] for p in pts]
+            if len(xs) < 2 or not xs[0] <= size <= xs[-1]:
+                continue
+            cells = []
+            for j, m in enumerate(metrics):
+                ys = [p[1][j] for p in pts]
+                own = _mean(idx, (*setting, *v), m.name)
+                known = [y for y in ys if y is not None]
+                there = float(np.interp(size, xs, known)) if len(known) == len(ys) else None
+                d = idx.digits.get(m.name, 3)
+                cells.append(f"{own:.{d}f} vs {there:.{d}f}" if own is not None
+                             and there is not None else "—")
+            rows.append([variant_label(*v), f"{size:.1f}", variant_label(policy, rest), *cells])
+    if not rows:
+        return []
+    return ["### At equal memory", "",
+            "Each capacity policy, run at several capacities, read at another policy's mean "
+            "final size (linear interpolation between the two capacities around it; sizes "
+            "outside the grid are left out). Cells: the policy's own mean vs the capacity "
+            "policy's at the same size.", "",
+            *_table(["policy", "final size", "capacity policy",
+                     *(_directed(m) for m in metrics)], rows, "lrl" + "r" * len(metrics)), ""]
 
 
 def _first_with(idx: _Index, setting: Setting) -> Setting:

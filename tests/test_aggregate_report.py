@@ -285,7 +285,7 @@ def test_report_and_plots_are_byte_identical_across_runs(reported: Path, tmp_pat
     assert pngs == _pngs(reported)
     assert set(pngs) == {
         f"{kind}-contradiction-h{h}-k5.png"
-        for kind in ("bloat", "frontier", "false_forget") for h in (150, 300)
+        for kind in ("bloat", "frontier", "budget", "false_forget") for h in (150, 300)
     } | {"scaling-contradiction-k5.png"}
     assert all(b.startswith(b"\x89PNG\r\n\x1a\n") for b in pngs.values())
     assert b"Software" not in b"".join(pngs.values())
@@ -331,7 +331,7 @@ def test_report_elsewhere_links_plots_relative_to_its_folder(grid: Path, tmp_pat
     (grid / "plots" / "old.png").write_bytes(b"stale")
     text = write_report(grid, output).read_text()
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
-    assert len(links) == 7
+    assert len(links) == 9  # 4 kinds × 2 horizons + scaling
     for link in links:
         assert not os.path.isabs(link) and link.startswith("../grid/plots/")
         assert (output.parent / link).is_file()
