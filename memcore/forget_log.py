@@ -1,7 +1,13 @@
-"""The forget log: one record per removal, appended by the store's one removal path."""
+"""The forget log: one record per removal, appended by the store's one removal path.
+
+In memory it is columnar: one ``ForgetBatch`` (arrays) per ``Removal`` the store
+applied, so millions of removals stay cheap. A durable backend mirrors every batch
+(``memcore.backends``) in the same transaction that deletes the entries.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,56 +26,113 @@ class ForgetRecord:
     merged_into: int = -1  # the entry id it was merged into, or -1
 
 
-@dataclass
-class ForgetLog:
-    """Append-only, columnar (chunks of arrays), so millions of removals stay cheap."""
+@dataclass(frozen=True, eq=False)
+class ForgetBatch:
+    """The records of one applied ``Removal``: one reason, one removal time, arrays for
+    the rest (``merged_into`` is -1 where the entry was not merged)."""
 
-    _chunks: list[dict[str, np.ndarray]] = field(default_factory=list)
-    _texts: list[list[str]] = field(default_factory=list)
-    _reasons: list[str] = field(default_factory=list)
-
-    def append(
-        self,
-        *,
-        eid: np.ndarray,
-        obs_id: np.ndarray,
-        reason: str,
-        score: np.ndarray,
-        turn: int,
-        age: np.ndarray,
-        last_access: np.ndarray,
-        texts: list[str],
-        merged_into: np.ndarray | None = None,
-    ) -> None:
-        into = (np.full(len(eid), -1, dtype=np.int64) if merged_into is None
-                else np.asarray(merged_into, dtype=np.int64))
-        self._chunks.append(
-            {"eid": eid, "obs_id": obs_id, "score": score, "age": age,
-             "last_access": last_access, "turn": np.full(len(eid), turn, dtype=np.int64),
-             "merged_into": into}
-        )
-        self._reasons.append(reason)
-        self._texts.append(texts)
+    eid: np.ndarray
+    obs_id: np.ndarray
+    reason: str
+    score: np.ndarray
+    turn: int
+    age: np.ndarray
+    last_access: np.ndarray
+    texts: list[str]
+    merged_into: np.ndarray
 
     def __len__(self) -> int:
-        return sum(len(c["eid"]) for c in self._chunks)
+        return len(self.eid)
+
+    def records(self) -> list[ForgetRecord]:
+        return [
+            ForgetRecord(e, o, self.reason, s, self.turn, a, la, text, into)
+            for e, o, s, a, la, text, into in zip(
+                self.eid.tolist(), self.obs_id.tolist(), self.score.tolist(),
+                self.age.tolist(), self.last_access.tolist(), self.texts,
+                self.merged_into.tolist(), strict=True,
+            )
+        ]
+
+
+def make_batch(
+    *,
+    eid: np.ndarray,
+    obs_id: np.ndarray,
+    reason: str,
+    score: np.ndarray,
+    turn: int,
+    age: np.ndarray,
+    last_access: np.ndarray,
+    texts: list[str],
+    merged_into: np.ndarray | None = None,
+) -> ForgetBatch:
+    """A batch with normalised dtypes (``merged_into`` defaults to -1 everywhere)."""
+    into = (np.full(len(eid), -1, dtype=np.int64) if merged_into is None
+            else np.asarray(merged_into, dtype=np.int64))
+    return ForgetBatch(
+        np.asarray(eid, dtype=np.int64), np.asarray(obs_id, dtype=np.int64), reason,
+        np.asarray(score, dtype=np.float64), int(turn), np.asarray(age, dtype=np.int64),
+        np.asarray(last_access, dtype=np.int64), texts, into,
+    )
+
+
+@dataclass(eq=False)
+class ForgetLog:
+    """Append-only, columnar (one batch of arrays per applied removal)."""
+
+    _batches: list[ForgetBatch] = field(default_factory=list)
+    _n: int = 0
+
+    def add(self, batch: ForgetBatch) -> None:
+        self._batches.append(batch)
+        self._n += len(batch)
+
+    def append(self, **fields: object) -> None:
+        """Append one batch from its fields (see ``make_batch``)."""
+        self.add(make_batch(**fields))  # type: ignore[arg-type]
+
+    @classmethod
+    def from_records(cls, records: Iterable[ForgetRecord]) -> ForgetLog:
+        """A log holding ``records`` in order (consecutive records with the same reason
+        and removal time form one batch)."""
+        log = cls()
+        run: list[ForgetRecord] = []
+
+        def flush() -> None:
+            if run:
+                log.add(make_batch(
+                    eid=np.array([r.eid for r in run]), obs_id=np.array([r.obs_id for r in run]),
+                    reason=run[0].reason, score=np.array([r.score for r in run]),
+                    turn=run[0].turn, age=np.array([r.age for r in run]),
+                    last_access=np.array([r.last_access for r in run]),
+                    texts=[r.text for r in run],
+                    merged_into=np.array([r.merged_into for r in run]),
+                ))
+                run.clear()
+
+        for rec in records:
+            if run and (rec.reason, rec.turn) != (run[0].reason, run[0].turn):
+                flush()
+            run.append(rec)
+        flush()
+        return log
+
+    def __len__(self) -> int:
+        return self._n
 
     def counts(self) -> dict[str, int]:
         """Removals per reason."""
         out: dict[str, int] = {}
-        for chunk, reason in zip(self._chunks, self._reasons, strict=True):
-            out[reason] = out.get(reason, 0) + len(chunk["eid"])
+        for batch in self._batches:
+            out[batch.reason] = out.get(batch.reason, 0) + len(batch)
         return out
 
+    def eids(self) -> np.ndarray:
+        """Every logged entry id, in log order."""
+        if not self._batches:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([b.eid for b in self._batches])
+
     def records(self) -> list[ForgetRecord]:
-        out = []
-        for chunk, reason, texts in zip(self._chunks, self._reasons, self._texts, strict=True):
-            for i, text in enumerate(texts):
-                out.append(
-                    ForgetRecord(
-                        int(chunk["eid"][i]), int(chunk["obs_id"][i]), reason,
-                        float(chunk["score"][i]), int(chunk["turn"][i]), int(chunk["age"][i]),
-                        int(chunk["last_access"][i]), text, int(chunk["merged_into"][i]),
-                    )
-                )
-        return out
+        return [rec for batch in self._batches for rec in batch.records()]

@@ -5,19 +5,30 @@ Retrieval is the generative-agents trio: ``score = (w_rec·recency + w_imp·impo
 ``recency = recency_base ** (now - turn)``; top-k, ties broken by the newer entry.
 One matrix-vector product over the embedding columns and a partial sort: no
 Python loop over entries.
+
+Persistence is a separate axis (``store.backend``): the numpy columns stay the compute
+engine for every backend, a backend only mirrors them (``memcore.backends``). The
+store commits a transaction at the end of every ``add`` (the insert and the removals it
+triggered) and every ``tick`` (the whole consolidation, all or nothing), and at the end
+of a ``retrieve`` only if it removed something: retrieval-time reinforcement (last
+access, access count, a policy's score) reaches the backend at the next boundary, or
+at ``flush()`` / ``close()``. ``MemoryStore.open`` reopens a SQLite store.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import TracebackType
 
 import numpy as np
 
+from memcore.backends import BACKENDS, Backend, Snapshot, make_backend, unknown_backend
 from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
-from memcore.forget_log import ForgetLog
+from memcore.forget_log import ForgetLog, make_batch
 from memcore.importance import heuristic_importance
 from memcore.policies.base import Policy, Removal, Removals
 from memcore.text import tokenize, whitespace_tokens
@@ -25,7 +36,14 @@ from memcore.text import tokenize, whitespace_tokens
 
 @dataclass(frozen=True)
 class StoreParams:
-    """Retrieval weights and the store's pluggable axes."""
+    """Retrieval weights and the store's pluggable axes.
+
+    ``backend``: ``memory`` (default; nothing persisted) or ``sqlite`` (durable,
+    transactional). ``path``: the SQLite file, which must not exist yet; empty (the
+    default) is a private temporary file deleted when the store is closed or collected
+    (so a job leaves no file behind unless given a path), ``":memory:"`` SQLite's
+    in-memory database. Only a durable backend takes a path.
+    """
 
     w_recency: float = 0.15
     w_importance: float = 0.15
@@ -33,6 +51,8 @@ class StoreParams:
     recency_base: float = 0.999
     extractor: str = "auto"  # the learned tagger where trained for the workload, else teacher
     embedder: str = "hashing"
+    backend: str = "memory"
+    path: str = ""
 
     def __post_init__(self) -> None:
         ws = (self.w_recency, self.w_importance, self.w_relevance)
@@ -40,6 +60,10 @@ class StoreParams:
             raise ValueError("retrieval weights must be non-negative with a positive sum")
         if not 0 < self.recency_base <= 1:
             raise ValueError(f"recency_base must be in (0, 1], got {self.recency_base}")
+        if self.backend not in BACKENDS:
+            raise ValueError(unknown_backend(self.backend))
+        if self.path and self.backend == "memory":
+            raise ValueError(f"path {self.path!r} needs a durable backend (backend=sqlite)")
 
 
 def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
@@ -67,7 +91,10 @@ class MemoryStore:
         embedder: Embedder,
         extractor: Extractor | None,
         params: StoreParams | None = None,
+        backend: Backend | None = None,
     ) -> None:
+        """``backend`` overrides the one ``params`` names (``open`` passes a reopened one).
+        Raises ValueError when the backend cannot be created (e.g. its path exists)."""
         self.policy = policy
         self.embedder = embedder
         self.extractor = extractor
@@ -85,6 +112,7 @@ class MemoryStore:
         self._next_eid = 0
         self.live_tokens = 0
         self.peak_size = 0
+        self.backend = backend if backend is not None else make_backend(p.backend, p.path)
 
     # -- size ---------------------------------------------------------------
     @property
@@ -135,33 +163,128 @@ class MemoryStore:
         self.live_tokens += int(cols.ntok[row])
         self._apply(self.policy.on_add(cols, row, t), t)
         self.peak_size = max(self.peak_size, cols.n_live)
+        self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
 
     def tick(self, now: int) -> None:
         self._apply(self.policy.on_tick(self.cols, now), now)
+        self.backend.commit(self.cols, self._slot_names, self.peak_size)
+
+    # -- durability ---------------------------------------------------------
+    def flush(self) -> None:
+        """Commit what the backend has not written yet (retrieval reinforcement)."""
+        self.backend.commit(self.cols, self._slot_names, self.peak_size)
+
+    def close(self) -> None:
+        """Flush and release the backend (a temporary SQLite file is deleted)."""
+        self.flush()
+        self.backend.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        policy: Policy,
+        embedder: Embedder,
+        extractor: Extractor | None = None,
+        params: StoreParams | None = None,
+    ) -> MemoryStore:
+        """Reopen the durable store at ``path`` (``params.backend``, sqlite by default).
+
+        Restored: every live entry with all its columns (the embedding is recomputed with
+        ``embedder``), the slot links (supersession), the tags, a policy's score / tier /
+        since columns, access counts and last accesses as of the last commit, the forget
+        log in order, the next entry id and the peak size. Not restored: reinforcement
+        since the last commit, the rows of removed entries awaiting compaction (the
+        reopened columns are compact), tag bit order (tags match by name), and any state
+        a policy keeps outside the columns (none of the registered policies do).
+        ValueError if ``path`` holds no store or an inconsistent one.
+        """
+        p = params or StoreParams()
+        p = dataclasses.replace(p, backend="sqlite" if p.backend == "memory" else p.backend,
+                                path=str(path))
+        backend = make_backend(p.backend, p.path, reopen=True)
+        problems = backend.problems()
+        if problems:
+            backend.close()
+            raise ValueError(f"store {str(path)!r} is inconsistent: {'; '.join(problems)}")
+        store = cls(policy, embedder, extractor, p, backend=backend)
+        store._restore(backend.load())
+        backend.resync(store.cols)
+        return store
+
+    def _restore(self, snap: Snapshot) -> None:
+        cols = self.cols
+        for e in snap.entries:
+            row = cols.append(self.embedder.embed(e.text))
+            sid = -1
+            if e.slot is not None:
+                sid = self._slot_ids.setdefault(e.slot, len(self._slot_ids))
+                if sid == len(self._slot_names):
+                    self._slot_names.append(e.slot)
+                if not e.superseded:   # the live, unsuperseded entry of a slot is its head
+                    self._slot_head[sid] = row
+            cols.eid[row] = e.eid
+            cols.obs_id[row] = e.obs_id
+            cols.turn[row] = e.turn
+            cols.importance[row] = e.importance
+            cols.superseded[row] = e.superseded
+            cols.slot[row] = sid
+            cols.ntok[row] = whitespace_tokens(e.text)
+            cols.last_access[row] = e.last_access
+            cols.access_count[row] = e.access_count
+            cols.tags[row] = cols.tag_mask(list(e.tags))
+            cols.score[row] = e.score
+            cols.tier[row] = e.tier
+            cols.since[row] = e.since
+            cols.texts[row] = e.text
+            self._row_of_obs[e.obs_id] = row
+            self.live_tokens += int(cols.ntok[row])
+        self.forget_log = ForgetLog.from_records(snap.forgotten)
+        last = max((e.eid for e in snap.entries), default=-1)
+        self._next_eid = max(last, int(self.forget_log.eids().max(initial=-1))) + 1
+        self.peak_size = max(snap.peak_size, cols.n_live)
 
     # -- the one removal path -----------------------------------------------
-    def _apply(self, removals: Removals, now: int) -> None:
+    def _apply(self, removals: Removals, now: int) -> bool:
+        """Apply a hook's removals, all or none: every row must be live and named once
+        across them, checked before anything is removed. Returns whether any was."""
         if removals is None:
-            return
-        for removal in removals if isinstance(removals, list) else [removals]:
-            if len(removal.rows):
-                self._remove(removal, now)
+            return False
+        batch = [r for r in (removals if isinstance(removals, list) else [removals])
+                 if len(r.rows)]
+        if not batch:
+            return False
         cols = self.cols
+        rows = batch[0].rows if len(batch) == 1 else np.concatenate([r.rows for r in batch])
+        if not cols.live[rows].all():
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+        if len(rows) > 1 and len(np.unique(rows)) < len(rows):
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
+        for removal in batch:
+            self._remove(removal, now)
         if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
             self._compact()
+        return True
 
     def _remove(self, removal: Removal, now: int) -> None:
         cols = self.cols
         rows = removal.rows
-        if not cols.live[rows].all():
-            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-        self.forget_log.append(
+        batch = make_batch(
             eid=cols.eid[rows].copy(), obs_id=cols.obs_id[rows].copy(), reason=removal.reason,
             score=np.asarray(removal.scores, dtype=np.float64), turn=now,
             age=now - cols.turn[rows], last_access=cols.last_access[rows].copy(),
             texts=[cols.texts[r] for r in rows], merged_into=removal.merged_into,
         )
+        self.forget_log.add(batch)
+        self.backend.on_remove(batch)
         cols.live[rows] = False
         cols.n_live -= len(rows)
         self.live_tokens -= int(cols.ntok[rows].sum())
@@ -173,6 +296,7 @@ class MemoryStore:
 
     def _compact(self) -> None:
         old_rows = self.cols.compact()
+        self.backend.on_compact(old_rows)
         new_of_old = {int(old): new for new, old in enumerate(old_rows)}
         self._row_of_obs = {o: new_of_old[r] for o, r in self._row_of_obs.items()}
         self._slot_head = {s: new_of_old[r] for s, r in self._slot_head.items()}
@@ -217,5 +341,7 @@ class MemoryStore:
                 for r in order]
         cols.last_access[order] = now
         cols.access_count[order] += 1
-        self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]), now)
+        if self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]),
+                       now):
+            self.backend.commit(cols, self._slot_names, self.peak_size)
         return hits

@@ -316,11 +316,14 @@ def _list_metrics() -> Table:
 @lister("store")
 def _list_store() -> Table:
     from memcore import EMBEDDERS, EXTRACTORS, StoreParams
+    from memcore.backends import BACKENDS
 
     t = Table("axis", "choices or defaults")
     t.add_row("parameters (store.*)", _params_text(StoreParams))
     t.add_row("store.extractor", ", ".join(sorted(EXTRACTORS)))
     t.add_row("store.embedder", ", ".join(sorted(EMBEDDERS)))
+    t.add_row("store.backend", ", ".join(sorted(BACKENDS))
+              + " (store.path: the sqlite file; empty = a temporary file)")
     return t
 
 

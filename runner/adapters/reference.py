@@ -49,9 +49,12 @@ def build_reference(policy_name: str) -> Any:
         make_extractor = lookup(EXTRACTORS, store_params.extractor, "extractor")
         try:
             extractor = make_extractor(Lexicon(vocab.entities, vocab.phrases))
+            # the backend (store.backend / store.path) is created here: a path that
+            # exists already is a one-line error too
+            store = MemoryStore(policy, embedder, extractor, store_params)
         except ValueError as exc:
             raise FbenchError(str(exc)) from None
-        return ReferenceAdapter(MemoryStore(policy, embedder, extractor, store_params))
+        return ReferenceAdapter(store)
 
     return build
 
