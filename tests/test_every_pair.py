@@ -1,0 +1,29 @@
+"""Every registered (workload, policy) pair runs through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from runner.adapters import MEMORIES
+from runner.cli import app
+from runner.metrics import METRICS
+from workloads import WORKLOADS
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_every_policy_runs_on_the_workload(workload: str) -> None:
+    """Prevents a registered policy that crashes (or returns metrics out of range) on a
+    registered workload: `fbench run --json` for every pair, on a short horizon."""
+    horizon = 12 if WORKLOADS[workload].horizon_unit == "days" else 200
+    for policy in sorted(MEMORIES):
+        result = CliRunner().invoke(app, ["run", "--workload", workload, "--policy", policy,
+                                          "--horizon", str(horizon), "--json"])
+        assert result.exit_code == 0, (policy, result.output)
+        metrics = json.loads(result.stdout)["metrics"]
+        assert set(metrics) == set(METRICS), policy
+        assert metrics["n_queries"] > 0, policy
+        for name in ("recall_at_k", "false_forget_rate", "contradiction_rate"):
+            assert 0.0 <= metrics[name] <= 1.0, (policy, name)
