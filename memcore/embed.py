@@ -54,16 +54,22 @@ class HashingEmbedder:
     def __init__(self, dim: int = 512) -> None:
         self.dim = dim
         self._bucket = lru_cache(maxsize=65536)(self._bucket_uncached)
+        # Texts recur (questions asked daily, repeated chitchat): embed each once.
+        self.embed = lru_cache(maxsize=16384)(self._embed)  # type: ignore[method-assign]
 
     def _bucket_uncached(self, token: str) -> int:
         return fnv1a_32(token.encode("utf-8")) % self.dim
 
     def embed(self, text: str) -> np.ndarray:
+        """The unit vector of ``text`` (read-only: it is shared between callers)."""
+        return self._embed(text)
+
+    def _embed(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dim)
         counts = Counter(self._bucket(tok) for tok in tokenize(text))
-        if not counts:
-            return vec
-        for bucket, count in counts.items():
-            vec[bucket] = 1.0 + math.log(count)
-        vec /= math.sqrt(float(vec @ vec))
+        if counts:
+            for bucket, count in counts.items():
+                vec[bucket] = 1.0 + math.log(count)
+            vec /= math.sqrt(float(vec @ vec))
+        vec.flags.writeable = False
         return vec
