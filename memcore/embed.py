@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memcore.registry import registrar
 from memcore.text import tokenize
 
 FNV_OFFSET = 2166136261
@@ -37,14 +38,7 @@ class Embedder(Protocol):
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {}
 
 
-def register_embedder(name: str) -> Callable[[Callable[[], Embedder]], Callable[[], Embedder]]:
-    def deco(factory: Callable[[], Embedder]) -> Callable[[], Embedder]:
-        if name in EMBEDDERS:
-            raise ValueError(f"embedder {name!r} is registered twice")
-        EMBEDDERS[name] = factory
-        return factory
-
-    return deco
+register_embedder = registrar(EMBEDDERS, "embedder")
 
 
 @register_embedder("hashing")

@@ -33,6 +33,7 @@ import numpy as np
 
 from memcore.columns import Columns
 from memcore.forget_log import ForgetBatch, ForgetRecord
+from memcore.registry import registrar
 
 # The columns a live entry may change after it is added (by the store or a policy);
 # a durable backend rewrites them when they change.
@@ -103,14 +104,7 @@ BackendFactory = Callable[[str, bool], Backend]
 BACKENDS: dict[str, BackendFactory] = {}
 
 
-def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
-    def deco(factory: BackendFactory) -> BackendFactory:
-        if name in BACKENDS:
-            raise ValueError(f"backend {name!r} is registered twice")
-        BACKENDS[name] = factory
-        return factory
-
-    return deco
+register_backend = registrar(BACKENDS, "backend")
 
 
 def unknown_backend(name: str) -> str:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from memcore.registry import registrar
+
 
 @dataclass(frozen=True)
 class Lexicon:
@@ -31,11 +33,4 @@ EXTRACTORS: dict[str, Callable[[Lexicon], Extractor]] = {}
 Factory = Callable[[Lexicon], Extractor]
 
 
-def register_extractor(name: str) -> Callable[[Factory], Factory]:
-    def deco(factory: Factory) -> Factory:
-        if name in EXTRACTORS:
-            raise ValueError(f"extractor {name!r} is registered twice")
-        EXTRACTORS[name] = factory
-        return factory
-
-    return deco
+register_extractor = registrar(EXTRACTORS, "extractor")
