@@ -138,8 +138,9 @@ class MemoryStore:
         slot = self.extractor.extract(text) if self.extractor is not None else None
         sid = -1
         if slot is not None:
-            sid = self._slot_ids.setdefault(slot, len(self._slot_ids))
-            if sid == len(self._slot_names):
+            sid = self._slot_ids.get(slot, -1)
+            if sid < 0:  # a slot seen for the first time: intern it
+                sid = self._slot_ids[slot] = len(self._slot_names)
                 self._slot_names.append(slot)
             head = self._slot_head.get(sid)
             if head is not None:

@@ -1,7 +1,8 @@
 """The forgetting-policy interface and its registry.
 
 A policy only reacts; the store owns the loop. It gets the store's columns and
-returns what to remove (``Removal``); it never removes anything itself, so every
+returns what to remove (a ``Removal``, a list of them, or ``None``); it never removes
+anything itself, so every
 removal goes through ``MemoryStore`` and lands in the forget log.
 
 Hooks, all optional (the base class does nothing):
