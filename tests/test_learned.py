@@ -142,7 +142,7 @@ def test_shipped_models_load_once_per_process() -> None:
     """Prevents a per-job reload of the weights (each job builds its own extractor
     and policy; they must share one loaded network)."""
     assert LearnedTagger(_lexicon())._model is LearnedTagger(_lexicon())._model
-    assert LearnedForget()._net is LearnedForget()._net
+    assert LearnedForget()._table is LearnedForget()._table
 
 
 def test_shipped_weight_files_are_small() -> None:

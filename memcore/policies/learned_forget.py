@@ -9,10 +9,11 @@ ranking strength 0.05 for a superseded entry, else 1. Unslotted includes every
 fact the extractor missed (hard updates), so this policy forgets correct facts
 that no slot-based metric sees: what the false-forget metric must expose.
 
-After each add, one batched forward over all live rows (dead rows only await
-compaction and need no decision) prunes those whose predicted retention is below
-``prune_threshold``; ``strength`` is the sigmoid of the strength head, from one
-batched forward too. The weights ship in ``memcore/weights/forget.safetensors`` and
+After each add, every live row (dead rows only await compaction and need no
+decision) whose predicted retention is below ``prune_threshold`` is pruned;
+``strength`` is the sigmoid of the strength head. Both read the network's answers
+from a table memoized over its discrete inputs (``memcore.learned.forget_table``):
+one gather per decision instead of a forward pass after every add. The weights ship in ``memcore/weights/forget.safetensors`` and
 are loaded once per process; loading never trains. torch is imported on first use.
 """
 
@@ -30,6 +31,7 @@ from memcore.policies.base import Policy, Removal, register_policy
 
 if TYPE_CHECKING:
     from memcore.learned.forget_net import ForgetNet
+    from memcore.learned.forget_table import ForgetTable
 
 WEIGHTS = "forget"
 
@@ -56,6 +58,15 @@ def shipped_forget_net() -> ForgetNet:
     return forget_from_weights(load_weights(weights_path(WEIGHTS)))
 
 
+@cache
+def shipped_forget_table() -> ForgetTable:
+    """The shipped network's memoized answers, shared by every job of the process
+    (each value is a pure function of the network, see ``memcore.learned.forget_table``)."""
+    from memcore.learned.forget_table import ForgetTable
+
+    return ForgetTable(shipped_forget_net())
+
+
 @register_policy("learned_forget")
 class LearnedForget(Policy):
     description = (
@@ -67,41 +78,19 @@ class LearnedForget(Policy):
 
     def __init__(self, params: LearnedForgetParams | None = None) -> None:
         super().__init__(params)
-        import torch
+        from memcore.learned.forget_table import LOG_RETENTION, STRENGTH
 
-        from memcore.learned.forget_net import (
-            FEATURES,
-            LOG_RETENTION,
-            STRENGTH,
-            forget_features,
-        )
-
-        self._torch = torch
-        self._features = forget_features
         self._k_strength, self._k_log_retention = STRENGTH, LOG_RETENTION
-        self._net = shipped_forget_net()
-        self._x = np.empty((256, len(FEATURES)), dtype=np.float32)
+        self._table = shipped_forget_table()
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
 
-    def _predict(
-        self, cols: Columns, now: int, k: int, sigmoid: bool = False
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Live rows and the network's output ``k`` for them, in one batched call."""
+    def _predict(self, cols: Columns, now: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Live rows and the network's output ``k`` for them (a table gather)."""
         rows = np.flatnonzero(cols.live[: cols.n])
-        m = len(rows)
-        if m > len(self._x):
-            self._x = np.empty((2 * m, self._x.shape[1]), dtype=np.float32)
-        x = self._features(
-            now - cols.turn[rows], cols.importance[rows], cols.superseded[rows],
-            cols.slot[rows] >= 0, out=self._x,
-        )
-        torch = self._torch
-        with torch.inference_mode():
-            out = self._net.predict(torch.from_numpy(x), k)
-            if sigmoid:
-                out = out.sigmoid_()
-            return rows, out.numpy()
+        out = self._table.lookup(k, now - cols.turn[rows], cols.importance[rows],
+                                 cols.superseded[rows], cols.slot[rows] >= 0)
+        return rows, out
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         rows, log_r = self._predict(cols, now, self._k_log_retention)
@@ -111,7 +100,7 @@ class LearnedForget(Policy):
         return Removal(rows[gone], "learned", np.exp(log_r[gone].astype(np.float64)))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
-        rows, strength = self._predict(cols, now, self._k_strength, sigmoid=True)
+        rows, strength = self._predict(cols, now, self._k_strength)
         out = np.ones(cols.n)
         out[rows] = strength
         return out

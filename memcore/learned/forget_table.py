@@ -1,0 +1,97 @@
+"""The learned-forget network's answers, memoized over its discrete inputs.
+
+Three of the network's four inputs are discrete (``superseded``, ``slotted``, and the
+age, a whole number of turns) and the fourth, ``importance``, takes few distinct
+values in practice (the heuristic scorer's). So instead of a forward pass over every
+live entry after every add, the table holds both outputs for every
+``(importance, superseded, slotted)`` combination seen so far and every age below its
+width, and a decision is a gather: O(1) per entry, no torch call on the hot path.
+
+The table is a pure function of the network: each value is computed in a batch of
+exactly ``net.rows_per_op`` rows at the position ``age mod rows_per_op`` (widths are
+whole multiples of it), so it never depends on which other combinations or ages were
+built, in which order, or by which earlier job in the process. (A direct forward's
+value for an entry depends, in its last bits, on the entry's position in the batch.)
+Ages at or past ``AGE_CAP``, or more than ``MAX_IMPORTANCES`` distinct importances,
+fall back to the direct forward pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from memcore.learned.forget_net import LOG_RETENTION, STRENGTH, ForgetNet, forget_features
+
+AGE_CAP = 1 << 14
+MAX_IMPORTANCES = 64
+_FLAGS = 4  # (superseded, slotted) pairs: combo = importance_id * 4 + 2 * sup + slotted
+
+
+class ForgetTable:
+    """Both outputs of ``net`` (strength as a sigmoid, log-retention) by
+    ``(importance, superseded, slotted)`` combination and age."""
+
+    def __init__(self, net: ForgetNet) -> None:
+        self.net = net
+        self.block = net.rows_per_op
+        self.importances = np.zeros(0, dtype=np.float32)  # sorted
+        self.width = 0
+        self.tables = np.zeros((2, 0, 0), dtype=np.float32)  # [output, combo, age]
+
+    def _build(self, importances: np.ndarray, width: int) -> None:
+        n_combos = len(importances) * _FLAGS
+        age = np.tile(np.arange(width), n_combos)
+        flags = np.repeat(np.arange(n_combos) % _FLAGS, width)
+        x = forget_features(age, np.repeat(importances, _FLAGS * width), flags >= 2,
+                            flags % 2 == 1)
+        with torch.inference_mode():
+            xt = torch.from_numpy(x)
+            strength = self.net.predict(xt, STRENGTH).sigmoid_().numpy()
+            log_r = self.net.predict(xt, LOG_RETENTION).numpy()
+        self.tables = np.stack([strength, log_r]).reshape(2, n_combos, width)
+        self.importances, self.width = importances, width
+
+    def _ensure(self, importance: np.ndarray, max_age: int) -> bool:
+        """Grow the table to cover these importances and ages; False if it must not."""
+        imps = self.importances
+        pos = np.minimum(np.searchsorted(imps, importance), max(len(imps) - 1, 0))
+        known = len(imps) > 0 and bool((imps[pos] == importance).all())
+        if known and max_age < self.width:
+            return True
+        if max_age >= AGE_CAP:
+            return False
+        new_imps = imps if known else np.union1d(imps, importance)
+        if len(new_imps) > MAX_IMPORTANCES:
+            return False
+        width = max(self.width, self.block)
+        while width <= max_age:
+            width *= 2
+        self._build(new_imps.astype(np.float32), width)
+        return True
+
+    def lookup(self, output: int, age: np.ndarray, importance: np.ndarray,
+               superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
+        """Output ``output`` (``STRENGTH``, already a sigmoid, or ``LOG_RETENTION``) of
+        each entry: float32, one per row of the inputs."""
+        if len(age) == 0:
+            return np.zeros(0, dtype=np.float32)
+        imp = importance.astype(np.float32)
+        if not self._ensure(imp, int(age.max())):
+            return self._direct(output, age, importance, superseded, slotted)
+        combo = np.searchsorted(self.importances, imp) * _FLAGS
+        combo += superseded * 2
+        combo += slotted
+        return self.tables[output, combo, age]
+
+    def _direct(self, output: int, age: np.ndarray, importance: np.ndarray,
+                superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
+        x = forget_features(age, importance, superseded, slotted)
+        with torch.inference_mode():
+            out = self.net.predict(torch.from_numpy(x), output)
+            if output == STRENGTH:
+                out = out.sigmoid_()
+            return out.numpy()
+
+
+__all__ = ["AGE_CAP", "LOG_RETENTION", "MAX_IMPORTANCES", "STRENGTH", "ForgetTable"]

@@ -1,0 +1,68 @@
+"""The learned-forget network's memoized answers (memcore.learned.forget_table)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from memcore.learned.forget_net import forget_features
+from memcore.learned.forget_table import AGE_CAP, LOG_RETENTION, STRENGTH, ForgetTable
+from memcore.policies.learned_forget import shipped_forget_net
+
+
+def _inputs(seed: int, n: int, max_age: int) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(0, max_age, n)
+    importance = rng.choice([0.3, 0.42, 0.55, 0.62, 0.8, 1.0], n)
+    return age, importance, rng.random(n) < 0.3, rng.random(n) < 0.5
+
+
+def _direct(output: int, age: np.ndarray, imp: np.ndarray, sup: np.ndarray,
+            slotted: np.ndarray) -> np.ndarray:
+    x = forget_features(age, imp, sup, slotted)
+    with torch.inference_mode():
+        out = shipped_forget_net()(torch.from_numpy(x))[:, output]
+        return (out.sigmoid() if output == STRENGTH else out).numpy()
+
+
+def test_table_matches_the_network() -> None:
+    """Prevents the table from answering something other than the network: a wrong
+    combination index (importance, superseded, slotted) or age offset."""
+    table = ForgetTable(shipped_forget_net())
+    args = _inputs(0, 4000, 3000)
+    for output in (STRENGTH, LOG_RETENTION):
+        got = table.lookup(output, *args)
+        np.testing.assert_allclose(got, _direct(output, *args), rtol=1e-5, atol=1e-5)
+
+
+def test_table_values_do_not_depend_on_build_history() -> None:
+    """Prevents a job's results from depending on which jobs ran earlier in the process:
+    the shared table grows with new importances and ages, and every value must be the
+    same bits whatever was built before."""
+    args = _inputs(1, 3000, 2500)
+    fresh = ForgetTable(shipped_forget_net())
+    grown = ForgetTable(shipped_forget_net())
+    grown.lookup(LOG_RETENTION, *_inputs(2, 50, 10))  # narrow first, other importances
+    grown.lookup(LOG_RETENTION, np.array([5]), np.array([0.77]), np.array([True]),
+                 np.array([False]))
+    for output in (STRENGTH, LOG_RETENTION):
+        assert np.array_equal(grown.lookup(output, *args), fresh.lookup(output, *args))
+
+
+def test_ages_past_the_cap_use_the_network_directly() -> None:
+    """Prevents an unbounded table: ages at or past AGE_CAP are answered by a forward
+    pass, without growing the table past the cap."""
+    table = ForgetTable(shipped_forget_net())
+    age = np.array([1, AGE_CAP + 7])
+    args = (age, np.array([0.5, 0.5]), np.array([False, False]), np.array([True, True]))
+    got = table.lookup(LOG_RETENTION, *args)
+    np.testing.assert_allclose(got, _direct(LOG_RETENTION, *args), rtol=1e-5, atol=1e-5)
+    assert table.width < AGE_CAP
+
+
+def test_empty_input() -> None:
+    """Prevents a crash on a store with no live entries (max over an empty array)."""
+    table = ForgetTable(shipped_forget_net())
+    empty = np.zeros(0, dtype=np.int64)
+    assert table.lookup(STRENGTH, empty, np.zeros(0), empty.astype(bool),
+                        empty.astype(bool)).shape == (0,)
