@@ -14,8 +14,9 @@ half-life, reinforced when recalled, consolidated daily.
   long-term entries with ``decayed < demote_below`` to cold (unlike the seed's library,
   whose never-promoted short-term items lived forever); merge near-duplicate live
   entries (cosine >= ``merge_cosine``; the older goes, "merged" into the newer, which
-  keeps the higher score and the summed accesses) — one blocked matrix product, not an
-  O(n²) Python loop; delete cold entries after ``cold_grace``. Every removal carries
+  keeps the higher score and the summed accesses) — one blocked matrix product of the
+  candidates with the entries added since the last consolidation, not an O(n²)
+  Python loop nor an all-pairs product every day; delete cold entries after ``cold_grace``. Every removal carries
   its decayed score at the moment of removal.
 - Ranking is the store's retrieval score (relevance, recency, importance); the policy
   changes what is kept, not the order. A workload without Tick events (``contradiction``)
@@ -82,6 +83,13 @@ class Lethe(Policy):
     Params = LetheParams
     params: LetheParams
 
+    def __init__(self, params: LetheParams | None = None) -> None:
+        super().__init__(params)
+        # entries up to this id were compared for merging (-1: none yet). Not restored
+        # by MemoryStore.open: a reopened store compares everything once, which finds
+        # no pair an earlier tick had not merged.
+        self._checked_eid = -1
+
     def decayed(self, cols: Columns, now: int) -> np.ndarray:
         p, n = self.params, cols.n
         bonus = 1.0 + np.minimum(p.access_bonus * cols.access_count[:n], p.bonus_cap)
@@ -131,24 +139,38 @@ class Lethe(Policy):
 
     def _merges(self, cols: Columns, candidates: np.ndarray, d: np.ndarray) -> Removal | None:
         """Each candidate with a near-duplicate *newer* candidate is merged into the newest
-        such one. One blocked product of the candidates' embeddings."""
+        such one. Incremental: only pairs with an entry added since the last check are
+        compared (one blocked product, candidates × new candidates). Pairs of older
+        entries were compared at an earlier tick and embeddings never change: every older
+        member of a duplicate pair was merged away then, and an entry that was no
+        candidate then is cold now and for good."""
         rows = np.flatnonzero(candidates)
+        checked, self._checked_eid = self._checked_eid, (
+            int(cols.eid[cols.n - 1]) if cols.n else self._checked_eid)
         if len(rows) < 2:
             return None
-        emb = cols.emb[:, rows]
-        into = np.full(len(rows), -1)
-        for start in range(0, len(rows), MERGE_BLOCK):
-            block = emb[:, start:start + MERGE_BLOCK].T @ emb  # (block, m) cosines
-            later = np.arange(len(rows))[None, :] > np.arange(start, start + len(block))[:, None]
+        m = len(rows)
+        first_new = int(np.searchsorted(cols.eid[rows], checked, side="right"))
+        if first_new == m:
+            return None
+        new = cols.emb[:, rows[first_new:]]
+        dims = np.flatnonzero(new.any(axis=1))  # other dimensions add exact zeros
+        new = new[dims]
+        emb = cols.emb[dims[:, None], rows]
+        into = np.full(m, -1)
+        newer = np.arange(first_new, m)[None, :]
+        for start in range(0, m, MERGE_BLOCK):
+            block = emb[:, start:start + MERGE_BLOCK].T @ new  # (block, new) cosines
+            later = newer > np.arange(start, start + len(block))[:, None]
             dup = (block >= self.params.merge_cosine) & later
             has = dup.any(axis=1)
             # the newest duplicate: the last True column of each row
-            last = len(rows) - 1 - np.argmax(dup[:, ::-1], axis=1)
+            last = m - 1 - np.argmax(dup[:, ::-1], axis=1)
             into[start:start + len(block)] = np.where(has, last, -1)
         src = np.flatnonzero(into >= 0)
         if len(src) == 0:
             return None
-        old, new = rows[src], rows[into[src]]
-        np.maximum.at(cols.score, new, cols.score[old])
-        np.add.at(cols.access_count, new, cols.access_count[old])
-        return Removal(old, "merged", d[old], merged_into=cols.eid[new].copy())
+        old, target = rows[src], rows[into[src]]
+        np.maximum.at(cols.score, target, cols.score[old])
+        np.add.at(cols.access_count, target, cols.access_count[old])
+        return Removal(old, "merged", d[old], merged_into=cols.eid[target].copy())
