@@ -3,10 +3,15 @@
 In memory it is columnar: one ``ForgetBatch`` (arrays) per ``Removal`` the store
 applied, so millions of removals stay cheap. A durable backend mirrors every batch
 (``memcore.backends``) in the same transaction that deletes the entries.
+
+Memory stays bounded over long runs: the counts per reason are exact and kept
+forever, but only the newest ``keep`` records are held in memory (``None``: all of
+them); a durable backend keeps every record on disk.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -45,6 +50,7 @@ class ForgetBatch:
         return len(self.eid)
 
     def records(self) -> list[ForgetRecord]:
+        """The held records, oldest first."""
         return [
             ForgetRecord(e, o, self.reason, s, self.turn, a, la, text, into)
             for e, o, s, a, la, text, into in zip(
@@ -79,24 +85,34 @@ def make_batch(
 
 @dataclass(eq=False)
 class ForgetLog:
-    """Append-only, columnar (one batch of arrays per applied removal)."""
+    """Append-only, columnar (one batch of arrays per applied removal). ``keep``: how
+    many of the newest records to hold (at least; whole batches are dropped), ``None``
+    for all. ``len`` and ``counts`` cover every removal ever logged."""
 
-    _batches: list[ForgetBatch] = field(default_factory=list)
+    keep: int | None = None
+    _batches: deque[ForgetBatch] = field(default_factory=deque)
     _n: int = 0
+    _held: int = 0
+    _counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, batch: ForgetBatch) -> None:
         self._batches.append(batch)
         self._n += len(batch)
+        self._held += len(batch)
+        self._counts[batch.reason] = self._counts.get(batch.reason, 0) + len(batch)
+        if self.keep is not None:
+            while self._batches and self._held - len(self._batches[0]) >= self.keep:
+                self._held -= len(self._batches.popleft())
 
     def append(self, **fields: object) -> None:
         """Append one batch from its fields (see ``make_batch``)."""
         self.add(make_batch(**fields))  # type: ignore[arg-type]
 
     @classmethod
-    def from_records(cls, records: Iterable[ForgetRecord]) -> ForgetLog:
-        """A log holding ``records`` in order (consecutive records with the same reason
-        and removal time form one batch)."""
-        log = cls()
+    def from_records(cls, records: Iterable[ForgetRecord], keep: int | None = None) -> ForgetLog:
+        """A log of ``records`` in order (consecutive records with the same reason and
+        removal time form one batch), holding the newest ``keep``."""
+        log = cls(keep)
         run: list[ForgetRecord] = []
 
         def flush() -> None:
@@ -122,17 +138,20 @@ class ForgetLog:
         return self._n
 
     def counts(self) -> dict[str, int]:
-        """Removals per reason."""
-        out: dict[str, int] = {}
-        for batch in self._batches:
-            out[batch.reason] = out.get(batch.reason, 0) + len(batch)
-        return out
+        """Removals per reason, over every removal ever logged."""
+        return dict(self._counts)
+
+    @property
+    def held(self) -> int:
+        """How many records are held in memory (``len`` counts every removal)."""
+        return self._held
 
     def eids(self) -> np.ndarray:
-        """Every logged entry id, in log order."""
+        """The entry id of every held record, in log order."""
         if not self._batches:
             return np.zeros(0, dtype=np.int64)
         return np.concatenate([b.eid for b in self._batches])
 
     def records(self) -> list[ForgetRecord]:
+        """The held records, oldest first."""
         return [rec for batch in self._batches for rec in batch.records()]

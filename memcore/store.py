@@ -42,7 +42,10 @@ class StoreParams:
     transactional). ``path``: the SQLite file, which must not exist yet; empty (the
     default) is a private temporary file deleted when the store is closed or collected
     (so a job leaves no file behind unless given a path), ``":memory:"`` SQLite's
-    in-memory database. Only a durable backend takes a path.
+    in-memory database. Only a durable backend takes a path. ``log_keep``: how many
+    of the newest forget records the in-memory log holds (-1: every one), so a
+    long run's memory stays bounded; the counts per reason are always complete, and a
+    durable backend stores every record.
     """
 
     w_recency: float = 0.15
@@ -53,6 +56,8 @@ class StoreParams:
     embedder: str = "hashing"
     backend: str = "memory"
     path: str = ""
+    log_keep: int = 10_000  # forget records held in memory (newest); -1: all
+
 
     def __post_init__(self) -> None:
         ws = (self.w_recency, self.w_importance, self.w_relevance)
@@ -62,6 +67,8 @@ class StoreParams:
             raise ValueError(f"recency_base must be in (0, 1], got {self.recency_base}")
         if self.backend not in BACKENDS:
             raise ValueError(unknown_backend(self.backend))
+        if self.log_keep < -1:
+            raise ValueError(f"log_keep must be -1 (keep all) or >= 0, got {self.log_keep}")
         if self.path and self.backend == "memory":
             raise ValueError(f"path {self.path!r} needs a durable backend (backend=sqlite)")
 
@@ -104,7 +111,7 @@ class MemoryStore:
         self._w = (p.w_recency / total, p.w_importance / total, p.w_relevance / total)
         self._log_base = float(np.log(p.recency_base))
         self.cols = Columns(embedder.dim)
-        self.forget_log = ForgetLog()
+        self.forget_log = ForgetLog(self._log_keep())
         self._slot_ids: dict[str, int] = {}
         self._slot_names: list[str] = []
         self._slot_head: dict[int, int] = {}   # slot id -> row of its unsuperseded entry
@@ -113,6 +120,10 @@ class MemoryStore:
         self.live_tokens = 0
         self.peak_size = 0
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
+
+    def _log_keep(self) -> int | None:
+        keep = self.params.log_keep
+        return None if keep < 0 else keep
 
     # -- size ---------------------------------------------------------------
     @property
@@ -248,9 +259,9 @@ class MemoryStore:
             cols.texts[row] = e.text
             self._row_of_obs[e.obs_id] = row
             self.live_tokens += int(cols.ntok[row])
-        self.forget_log = ForgetLog.from_records(snap.forgotten)
+        self.forget_log = ForgetLog.from_records(snap.forgotten, self._log_keep())
         last = max((e.eid for e in snap.entries), default=-1)
-        self._next_eid = max(last, int(self.forget_log.eids().max(initial=-1))) + 1
+        self._next_eid = max([last, *(r.eid for r in snap.forgotten)]) + 1
         self.peak_size = max(snap.peak_size, cols.n_live)
 
     # -- the one removal path -----------------------------------------------

@@ -1,0 +1,47 @@
+"""The forget log's bounded memory: exact counts, the newest records held."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memcore import POLICIES, HashingEmbedder, MemoryStore, StoreParams
+from memcore.forget_log import ForgetLog
+
+
+def _batch(log: ForgetLog, first: int, n: int, reason: str) -> None:
+    eids = np.arange(first, first + n)
+    log.append(eid=eids, obs_id=eids, reason=reason, score=np.zeros(n), turn=first, age=eids,
+               last_access=eids, texts=[f"t{e}" for e in eids])
+
+
+def test_a_bounded_log_keeps_counts_and_the_newest_records() -> None:
+    """Prevents a long run's forget log from growing without bound, or from losing
+    removals from its counts when it drops old records."""
+    log = ForgetLog(keep=5)
+    _batch(log, 0, 3, "decayed")
+    _batch(log, 3, 4, "learned")
+    _batch(log, 7, 2, "decayed")
+    assert len(log) == 9
+    assert log.counts() == {"decayed": 5, "learned": 4}
+    assert log.held == 6  # whole batches: the newest 5 need the last two batches
+    assert [r.eid for r in log.records()] == [3, 4, 5, 6, 7, 8]
+
+
+def test_store_log_keep() -> None:
+    """Prevents ``store.log_keep`` from being ignored: a store that removed 300 entries
+    holds only the newest 100 records but counts all 300; -1 holds every record."""
+    for keep, held in ((100, 100), (-1, 300)):
+        store = MemoryStore(POLICIES["fifo"](POLICIES["fifo"].Params(capacity=10)),
+                            HashingEmbedder(), None, StoreParams(log_keep=keep))
+        for i in range(310):
+            store.add(f"note number {i}", i)
+        assert store.forget_log.counts() == {"capacity": 300}
+        assert store.forget_log.held == held
+        assert store.forget_log.records()[-1].obs_id == 299
+
+
+def test_log_keep_must_be_minus_one_or_more() -> None:
+    """Prevents a silently meaningless negative ``log_keep``."""
+    with pytest.raises(ValueError, match="log_keep"):
+        StoreParams(log_keep=-2)
