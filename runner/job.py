@@ -2,6 +2,8 @@
 
 The memory sees only text, time and meta; the harness keeps the ground truth
 (which observation asserted which slot value) and judges every query with it.
+The stream is consumed lazily and the job's own state stays small whatever the
+horizon (``runner.streaming``): 8 bytes of truth per observation, O(1) per query.
 The result is one row per checkpoint (20 evenly spaced, the last at the
 horizon): size and tokens at that time, quality metrics over the queries so far.
 
@@ -17,12 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from runner.adapters import MemoryAdapter
 from runner.metrics import CATEGORIES, QUALITY, score_query
 from runner.resolve import materialize
 from runner.spec import JobSpec
+from runner.streaming import LatencyStats, TruthTable
 from workloads import Observe, Query, Tick
 
 N_CHECKPOINTS = 20
@@ -58,7 +60,7 @@ class _Run:
     def __init__(self, memory: MemoryAdapter, k: int) -> None:
         self.memory = memory
         self.k = k
-        self.truth_of: dict[int, tuple[str, str]] = {}
+        self.truth_of = TruthTable()
         self.current_obs: dict[str, int] = {}
         self.next_obs = 0
         self.peak = 0
@@ -69,7 +71,7 @@ class _Run:
         self.false_links = 0
         self.n_obs = 0
         self.diagnoses = hasattr(memory, "linked_slot")
-        self.query_ms: list[float] = []
+        self.latency = LatencyStats()
         self.handlers = {Observe: self.observe, Query: self.query, Tick: self.tick}
 
     def observe(self, ev: Observe) -> None:
@@ -78,7 +80,7 @@ class _Run:
         self.memory.observe(obs, ev.t, ev.text, ev.meta)
         truth = ev.truth
         if truth.slot is not None and truth.value is not None:
-            self.truth_of[obs] = (truth.slot, truth.value)
+            self.truth_of.set(obs, truth.slot, truth.value)
             self.current_obs[truth.slot] = obs
         if self.diagnoses:
             linked = self.memory.linked_slot(obs)
@@ -95,7 +97,7 @@ class _Run:
         truth = ev.truth
         start = time.perf_counter()
         found = self.memory.query(ev.t, ev.text, self.k)
-        self.query_ms.append((time.perf_counter() - start) * 1000.0)
+        self.latency.add((time.perf_counter() - start) * 1000.0)
         hits = [h.obs_id for h in found]
         current = self.current_obs.get(truth.slot)
         forgotten = current is not None and not self.memory.holds(current)
@@ -128,9 +130,8 @@ class _Run:
         row["extract_false_link"] = (
             self.false_links / self.n_obs if self.diagnoses and self.n_obs else nan
         )
-        ms = np.asarray(self.query_ms)
-        row["query_ms_mean"] = float(ms.mean()) if len(ms) else nan
-        row["query_ms_p95"] = float(np.percentile(ms, 95)) if len(ms) else nan
+        row["query_ms_mean"] = self.latency.mean()
+        row["query_ms_p95"] = self.latency.quantile(0.95)
         row["wall_s"] = wall
         return row
 

@@ -80,6 +80,6 @@ declare(
     "share of observations linked to a slot they do not assert (wrong slot, or noise)",
 )
 declare("query_ms_mean", "none", "mean milliseconds a query took (timing)", timing=True)
-declare("query_ms_p95", "none", "95th percentile of a query's milliseconds (timing)",
+declare("query_ms_p95", "none", "95th percentile of a query's milliseconds, within 0.5% (timing)",
         timing=True)
 declare("wall_s", "none", "wall-clock seconds of the job so far", timing=True)
