@@ -1,4 +1,4 @@
-.PHONY: install test lint typecheck golden bench bench-executors weights check-weights results
+.PHONY: install test lint typecheck golden bench bench-executors bench-aggregate weights check-weights results
 
 PY ?= python
 
@@ -30,6 +30,9 @@ check-weights:
 
 bench-executors:
 	$(PY) benchmarks/bench_executors.py
+
+bench-aggregate:
+	$(PY) benchmarks/bench_aggregate.py
 
 # The repository's RESULTS.md: the committed sweep config, then the report (plots in
 # results/plots/, committed with it).

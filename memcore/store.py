@@ -120,6 +120,10 @@ class MemoryStore:
         self.live_tokens = 0
         self.peak_size = 0
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
+        self._scratch = np.empty((2, 0))
+        self._rec = np.empty(0)
+        self._rec_now: int | None = None
+        self._rec_n = 0
 
     def _log_keep(self) -> int | None:
         keep = self.params.log_keep
@@ -307,6 +311,7 @@ class MemoryStore:
                 del self._slot_head[sid]
 
     def _compact(self) -> None:
+        self._rec_now = None  # rows moved: the kept recencies no longer line up
         old_rows = self.cols.compact()
         self.backend.on_compact(old_rows)
         new_of_old = {int(old): new for new, old in enumerate(old_rows)}
@@ -322,17 +327,43 @@ class MemoryStore:
 
     def scores(self, text: str, now: int, relevance: np.ndarray | None = None) -> np.ndarray:
         """Retrieval score of rows ``[0, n)`` (dead rows get -inf)."""
-        cols = self.cols
-        n = cols.n
         if relevance is None:
             relevance = self.relevance(text)
-        recency = np.exp((now - cols.turn[:n]) * self._log_base)
+        return self._scores(now, relevance).copy()
+
+    def _recency(self, now: int) -> np.ndarray:
+        """``recency_base ** (now - turn)`` of rows ``[0, n)``, kept for the rows already
+        computed at this ``now`` (several queries of one day, adds between them)."""
+        cols, n = self.cols, self.cols.n
+        if self._rec_now != now or len(self._rec) < cols.capacity:
+            self._rec = np.empty(cols.capacity)
+            self._rec_now, self._rec_n = now, 0
+        done = self._rec_n
+        if done < n:
+            np.exp((now - cols.turn[done:n]) * self._log_base, out=self._rec[done:n])
+            self._rec_n = n
+        return self._rec[:n]
+
+    def _scores(self, now: int, relevance: np.ndarray) -> np.ndarray:
+        """``scores`` into a scratch buffer the next call overwrites (the hot path: no
+        allocation per query; the same operations in the same order as ever)."""
+        cols = self.cols
+        n = cols.n
+        if len(self._scratch[0]) < n:
+            self._scratch = np.empty((2, cols.capacity))
+        score, tmp = self._scratch[0, :n], self._scratch[1, :n]
         w_rec, w_imp, w_rel = self._w
-        score = w_rec * recency + w_imp * cols.importance[:n] + w_rel * relevance
+        np.multiply(self._recency(now), w_rec, out=score)
+        score += np.multiply(cols.importance[:n], w_imp, out=tmp)
+        score += np.multiply(relevance, w_rel, out=tmp)
         strength = self.policy.strength(cols, now)
         if strength is not None:
-            score = score * strength
-        return np.where(cols.live[:n], score, -np.inf)
+            score *= strength
+        if cols.n_live < n:
+            score[~cols.live[:n]] = -np.inf
+        return score
+
+    TOPK_SAMPLE = 2048
 
     def retrieve(self, text: str, now: int, k: int = 5) -> list[Hit]:
         """The top-k live entries for ``text`` at time ``now``."""
@@ -341,11 +372,19 @@ class MemoryStore:
         if k <= 0:
             return []
         relevance = self.relevance(text)
-        score = self.scores(text, now, relevance)
+        score = self._scores(now, relevance)
         n = cols.n
         if k < n:
-            kth = np.partition(score, n - k)[n - k]
-            cand = np.flatnonzero(score >= kth)
+            cand = np.arange(n)
+            if n > 2 * self.TOPK_SAMPLE:
+                # The k-th best of the newest rows bounds the k-th best of all from
+                # below: partition only the rows that reach it (same result).
+                sample = score[n - self.TOPK_SAMPLE:]
+                floor = np.partition(sample, len(sample) - k)[len(sample) - k]
+                cand = np.flatnonzero(score >= floor)
+            sub = score[cand]
+            kth = np.partition(sub, len(sub) - k)[len(sub) - k]
+            cand = cand[sub >= kth]
         else:
             cand = np.arange(n)
         order = cand[np.lexsort((-cand, -score[cand]))][:k]

@@ -17,9 +17,11 @@ column is an error that names the file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
+import operator
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from rich.table import Table
 from runner import stats
 from runner.atomic import write_parquet
 from runner.errors import FbenchError
+from runner.layout import Layout, Stamp
 from runner.metrics import METRICS, Metric
 from runner.shard import CHECKPOINT, COORDINATES, SCHEMA
 
@@ -87,34 +90,48 @@ def compared_metrics() -> list[Metric]:
 
 
 def shard_files(out: Path) -> list[Path]:
-    """``OUT/shards/**/*.parquet``, sorted, skipping names that start with "." (temporaries)."""
-    root = Path(out) / "shards"
-    if not root.is_dir():
-        return []
-    return sorted(
-        p for p in root.rglob("*.parquet")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+    """Every file holding a sweep's rows: ``OUT/shards/**/*.parquet`` (sorted, skipping
+    names that start with ".", temporaries), then the committed compacted parts that
+    still hold rows no shard overrides (``runner.layout``)."""
+    return Layout(out).files()
+
+
+# Canonical row order, whatever the layout: the order of the shard files' paths, then
+# checkpoints (so every reader sees the same table from raw shards or compacted parts).
+ROW_ORDER = ("workload", "policy", "job_id", "checkpoint")
 
 
 def load_shards(
     out: Path, *, final_only: bool = False, columns: Sequence[str] | None = None
 ) -> pa.Table:
-    """Every shard row (or only final rows), read with ``runner.shard.SCHEMA``."""
+    """Every shard row (or only final rows), read with ``runner.shard.SCHEMA``, from raw
+    shards and compacted parts alike (each job from one place: ``runner.layout``)."""
     out = Path(out)
-    files = shard_files(out)
-    if not files:
+    lay = Layout(out)
+    parts = [str(lay.part_path(p)) for p in lay.live_parts]
+    if not lay.raw_files and not parts:
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
-    dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
+    wanted = list(columns) if columns is not None else SCHEMA.names
+    read = wanted + [c for c in ROW_ORDER if c not in wanted]
+    superseded = sorted(lay.superseded)
     try:
-        _check_required(dataset)
-        return dataset.to_table(
-            columns=list(columns) if columns is not None else None,
-            filter=ds.field("is_final") if final_only else None,
-        )
+        tables = []
+        for files, drop in ((lay.raw_files, []), (parts, superseded)):
+            if not files:
+                continue
+            dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
+            _check_required(dataset)
+            conditions = [ds.field("is_final")] if final_only else []
+            if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
+                conditions.append(~ds.field("job_id").isin(drop))
+            where = functools.reduce(operator.and_, conditions) if conditions else None
+            tables.append(dataset.to_table(columns=read, filter=where))
+        table = pa.concat_tables(tables).combine_chunks()
     except (OSError, pa.ArrowException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FbenchError(f"cannot read the shards in {out / 'shards'}: {first}") from None
+    order = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in ROW_ORDER])
+    return table.take(order).select(wanted)
 
 
 def _check_required(dataset: ds.Dataset) -> None:
@@ -127,11 +144,12 @@ def _check_required(dataset: ds.Dataset) -> None:
                               "shard; remove it (a resumed sweep reruns its job)")
 
 
-def fingerprint(files: Sequence[Path], out: Path) -> str:
-    """What the summary was computed from: every shard's relative path and size."""
+def fingerprint(stamps: Sequence[Stamp]) -> str:
+    """What the summary was computed from: every job's shard (relative path and size) as
+    the sweep wrote it, so compacting the shards leaves the fingerprint unchanged."""
     h = hashlib.sha256()
-    for f in files:
-        h.update(f"{f.relative_to(out).as_posix()}\x1f{f.stat().st_size}\n".encode())
+    for s in sorted(stamps, key=Stamp.sort_key):
+        h.update(f"{s.shard}\x1f{s.size}\n".encode())
     return h.hexdigest()
 
 
@@ -216,7 +234,7 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
     report's implicit aggregation): then nothing is paired.
     """
     out = Path(out)
-    files = shard_files(out)
+    stamps = Layout(out).stamps()
     final = load_shards(out, final_only=True)
     policies = sorted(set(final.column("policy").to_pylist()))
     if require_baseline and baseline not in policies:
@@ -269,8 +287,8 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
         "fbench.ci_method": stats.CI_METHOD,
         "fbench.resamples": str(stats.RESAMPLES),
         "fbench.level": str(stats.LEVEL),
-        "fbench.shards": fingerprint(files, out),
-        "fbench.n_shards": str(len(files)),
+        "fbench.shards": fingerprint(stamps),
+        "fbench.n_shards": str(len(stamps)),
     }
     table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
     write_parquet(out / SUMMARY, table)
@@ -304,17 +322,18 @@ def summary_baseline(summary: pa.Table) -> str:
 
 
 def summary_is_current(out: Path) -> bool:
-    """The summary exists, was made from exactly these shards, and is newer than each."""
+    """The summary exists, was made from exactly these shards, and is newer than each
+    (a compacted job counts as the shard it came from)."""
     out = Path(out)
     path = out / SUMMARY
     if not path.is_file():
         return False
-    files = shard_files(out)
+    stamps = Layout(out).stamps()
     meta = pq.read_schema(path).metadata or {}
-    if meta.get(b"fbench.shards", b"").decode() != fingerprint(files, out):
+    if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
         return False
     made = path.stat().st_mtime_ns
-    return all(f.stat().st_mtime_ns <= made for f in files)
+    return all(s.mtime_ns <= made for s in stamps)
 
 
 def read_summary(out: Path) -> pa.Table:

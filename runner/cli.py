@@ -242,6 +242,17 @@ def aggregate(
     console.print(main_table(summary))
 
 
+@app.command("compact")
+@user_errors
+def compact_cmd(
+    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+) -> None:
+    """Merge a sweep's per-job shards into a few large Parquet files (OUT/compacted/)."""
+    from runner.compact import compact
+
+    console.print(compact(out).line(), markup=False, highlight=False, soft_wrap=True)
+
+
 @app.command("report")
 @user_errors
 def report_cmd(

@@ -13,7 +13,11 @@ are removed.
   of one ``policy.*`` parameter is a line through those values (the default
   cell included, at its resolved value); every other cell is a reference point.
 - ``false_forget-*``: false-forget rate vs final size per policy.
-- ``scaling-*``: final size vs horizon, when a workload ran at several horizons.
+- ``scaling-*``: when a workload ran at several horizons, three log–log panels (final
+  size, final tokens, per-job seconds ``wall_s``) against the horizon, one line per
+  policy variant that ran at two or more of them (mean over seeds, bootstrap CI). The
+  fitted slopes (``runner.scaling``) are in the report. ``wall_s`` is a timing column:
+  the same shards still give the same figure.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ from matplotlib import style as mpl_style
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
-from runner import stats
+from runner import scaling, stats
 from runner.aggregate import (
     Cell,
     Setting,
@@ -243,35 +248,56 @@ FRONTIERS = {
 }
 
 
-def _scaling(workload: str, k: int, summ: _Summary, path: Path) -> None:
-    cells = [c for c in summ.cells if c[0] == workload and c[2] == k]
-    horizons = sorted({c[1] for c in cells})
-    variants: list[Variant] = []
-    for c in cells:
-        if (c[3], c[4]) not in variants:
-            variants.append((c[3], c[4]))
-    fig, (ax,) = _figure(8, 5)
-    for i, v in enumerate(variants):
-        pts = [(h, summ.point((workload, h, k, *v), "final_size")) for h in horizons]
-        xs = [h for h, p in pts if p is not None]
-        ps = [p for _, p in pts if p is not None]
-        style = _style(i)
-        ax.errorbar(xs, [p.mean for p in ps],
-                    yerr=np.hstack([p.err() for p in ps]) if ps else None,
-                    marker=MARKERS[i % len(MARKERS)], capsize=3, label=variant_label(*v),
-                    **style, **HOLLOW)
-    if horizons[-1] / max(horizons[0], 1) >= 20:
+# metric, y label, panel title
+SCALING_PANELS = (
+    ("final_size", "live entries", f"{_directed('final_size')}: log–log"),
+    ("final_tokens", "tokens of live entries", f"{_directed('final_tokens')}: log–log"),
+    ("wall_s", "seconds per job", "wall_s (timing, not deterministic): log–log"),
+)
+
+
+def _scaling(study: scaling.Study, path: Path) -> list[str]:
+    """Final size, tokens and per-job seconds vs horizon on log–log axes, one line per
+    policy variant (mean over seeds, 95% bootstrap CI); the notes name points a log axis
+    cannot show (a mean <= 0)."""
+    fig, axes = _figure(15, 4.5, 3)
+    unit = horizon_unit(study.workload)
+    notes = []
+    for ax, (metric, ylabel, title) in zip(axes, SCALING_PANELS, strict=True):
+        for i, series in enumerate(study.series):
+            pts = [(h, Point(p.mean, p.ci_low, p.ci_high))
+                   for h, p in zip(series.horizons, series.points[metric], strict=True)]
+            gone = [h for h, p in pts if not p.mean > 0]
+            if gone:
+                notes.append(f"scaling plot for {study.workload} (k={study.k}): "
+                             f"{variant_label(series.policy, series.params)}'s mean {metric} is "
+                             f"not positive at horizon {', '.join(map(str, gone))}, not drawn on "
+                             "the log axis")
+            shown = [(h, p) for h, p in pts if p.mean > 0]
+            ax.errorbar([h for h, _ in shown], [p.mean for _, p in shown],
+                        yerr=np.hstack([p.err() for _, p in shown]) if shown else None,
+                        marker=MARKERS[i % len(MARKERS)], capsize=3,
+                        label=variant_label(series.policy, series.params), **_style(i), **HOLLOW)
         ax.set_xscale("log")
-    unit = horizon_unit(workload)
-    ax.set_xlabel(f"horizon{' (' + unit + ')' if unit else ''}")
-    ax.set_ylabel(f"{_directed('final_size')} (mean, 95% CI)")
-    ax.set_title(f"Final size vs horizon — {workload}, k={k}")
-    ax.legend(loc="best")
+        ax.set_yscale("log")
+        ax.set_xticks(list(study.horizons), [str(h) for h in study.horizons])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(f"horizon{' (' + unit + ')' if unit else ''}")
+        ax.set_ylabel(f"{ylabel} (mean, 95% CI)")
+        ax.set_title(title)
+    fig.suptitle(f"Scaling with the horizon — {study.workload}, k={study.k} "
+                 "(slopes in the report)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper")
     _save(fig, path)
+    return notes
 
 
 def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
-    """Every figure for the summary (and the shards' checkpoint rows) into ``plots_dir``."""
+    """Every figure for the summary (and the shards' checkpoint rows) into ``plots_dir``.
+
+    ``shards`` needs the cell columns, ``t``, ``params_full`` and ``runner.scaling.COLUMNS``
+    (its final rows give the scaling plots' points)."""
     plots_dir = Path(plots_dir)
     summ = _Summary(summary)
     full = _params_full(shards)
@@ -291,16 +317,22 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
                 path = plots_dir / f"{kind}-{stem}.png"
                 _frontier(setting, summ, full, xm, ym, what, path)
                 result.plots.append(Plot(kind, f"{what} — {title}", path, w, k, h))
+        fitted = {(st.workload, st.k): st for st in scaling.studies(shards, summ.baseline)}
         for w, k in sorted({(c[0], c[2]) for c in summ.cells}):
             horizons = sorted({c[1] for c in summ.cells if c[0] == w and c[2] == k})
-            if len(horizons) < 2:
+            study = fitted.get((w, k))
+            if len(horizons) < 2 or study is None:
                 result.notes.append(f"scaling plot for {w} (k={k}) skipped: it ran at one "
                                     f"horizon ({horizons[0]})")
                 continue
+            if not study.series:
+                result.notes.append(f"scaling plot for {w} (k={k}) skipped: no policy ran at "
+                                    "two horizons")
+                continue
             path = plots_dir / f"scaling-{_slug(w)}-k{k}.png"
-            _scaling(w, k, summ, path)
-            result.plots.append(
-                Plot("scaling", f"Final size vs horizon — {w}, k={k}", path, w, k, None))
+            result.notes += _scaling(study, path)
+            result.plots.append(Plot("scaling", f"Final size, tokens and seconds vs horizon "
+                                     f"(log–log) — {w}, k={k}", path, w, k, None))
     written = {p.path.resolve() for p in result.plots}
     for old in sorted(plots_dir.glob("*.png")):
         if old.resolve() not in written:

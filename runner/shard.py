@@ -119,12 +119,22 @@ def write_shard(path: Path, table: pa.Table) -> None:
 
 def shard_is_valid(path: Path, job_id: str) -> bool:
     """A shard counts as done if it reads, has exactly the schema, and is this job's."""
+    return _read_valid(path, job_id, ["job_id", "is_final"]) is not None
+
+
+def read_valid_shard(path: Path, job_id: str) -> pa.Table | None:
+    """Every row of the shard if it validates (as ``shard_is_valid``), else None."""
+    return _read_valid(path, job_id, None)
+
+
+def _read_valid(path: Path, job_id: str, columns: list[str] | None) -> pa.Table | None:
     try:
         pf = pq.ParquetFile(path)
         if not pf.schema_arrow.equals(SCHEMA):
-            return False
-        ids = pf.read(columns=["job_id", "is_final"])
+            return None
+        table = pf.read(columns=columns, use_threads=False)
     except (OSError, pa.ArrowException):
-        return False
-    return (ids.num_rows > 0 and set(ids.column("job_id").to_pylist()) == {job_id}
-            and ids.column("is_final").to_pylist()[-1])
+        return None
+    ok = (table.num_rows > 0 and set(table.column("job_id").to_pylist()) == {job_id}
+          and table.column("is_final")[-1].as_py())
+    return table.replace_schema_metadata(None) if ok else None

@@ -1,7 +1,8 @@
 """Running a sweep: plan (resume), execute, write shards atomically, keep a manifest.
 
 The folder ``OUT`` holds ``sweep.json`` (the expanded spec), ``manifest.json``
-(versions, times, counts, failures) and ``shards/workload=W/policy=P/JOB.parquet``.
+(versions, times, counts, failures) and ``shards/workload=W/policy=P/JOB.parquet``
+(or, after ``fbench compact``, ``compacted/``: see ``runner.layout``).
 Every check on the input happens before anything is written.
 """
 
@@ -17,8 +18,9 @@ from pathlib import Path
 
 from runner.atomic import write_json
 from runner.errors import FbenchError, unknown
+from runner.layout import Layout, remove_all
 from runner.provenance import git_commit, provenance, versions
-from runner.shard import Outcome, shard_is_valid, shard_path, write_shard
+from runner.shard import Outcome, shard_path, write_shard
 from runner.spec import JobSpec
 from runner.sweep import OVERWRITE, SweepSpec
 
@@ -55,11 +57,9 @@ def check_out_dir(out: Path) -> None:
 
 
 def existing_shards(out: Path) -> dict[str, Path]:
-    root = out / "shards"
-    if not root.is_dir():
-        return {}
-    return {p.stem: p for p in root.glob("workload=*/policy=*/*.parquet")
-            if not p.name.startswith(".")}
+    """job_id -> the file holding the job's rows: its shard, or (after ``fbench compact``)
+    the compacted part that holds it (``runner.layout``)."""
+    return Layout(out).sources()
 
 
 @dataclass
@@ -74,7 +74,8 @@ def plan(jobs: list[JobSpec], out: Path, overwrite: str) -> Plan:
     """Which jobs to run: resume skips jobs whose shard exists and validates."""
     if overwrite not in OVERWRITE:
         raise FbenchError(f"--overwrite {overwrite!r} is not one of {', '.join(OVERWRITE)}")
-    have = existing_shards(out)
+    layout = Layout(out)
+    have = layout.sources()
     ids = {j.job_id for j in jobs}
     foreign = sorted(set(have) - ids)
     if foreign and overwrite != "always":
@@ -86,10 +87,9 @@ def plan(jobs: list[JobSpec], out: Path, overwrite: str) -> Plan:
         return Plan(jobs, list(jobs), 0, [])
     to_run, invalid = [], []
     for job in jobs:
-        path = have.get(job.job_id)
-        if path is None:
+        if job.job_id not in have:
             to_run.append(job)
-        elif not shard_is_valid(path, job.job_id):
+        elif not layout.is_valid(job.job_id):
             invalid.append(job.job_id)
             to_run.append(job)
     if invalid and overwrite == "never":
@@ -151,8 +151,7 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     out, p = prepared.out, prepared.plan
     out.mkdir(parents=True, exist_ok=True)
     if prepared.overwrite == "always":
-        for path in existing_shards(out).values():
-            path.unlink()
+        remove_all(out)  # shards and compacted parts
     for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
         tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
     write_json(out / "sweep.json",

@@ -37,10 +37,13 @@ def runnable(cmd: str) -> list[str]:
     return [*argv, "--dry-run"] if argv[0] == "sweep" else argv
 
 
+# aggregate, report and compact need a sweep's folder (tests/test_compact.py runs the
+# compact examples on one).
 @pytest.mark.parametrize(
     "cmd",
     [c for c in fbench_examples()
-     if not c.startswith(("fbench aggregate", "fbench report")) and "--address" not in c],
+     if not c.startswith(("fbench aggregate", "fbench report", "fbench compact"))
+     and "--address" not in c],
 )
 def test_readme_example_runs(cmd: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents README examples that no longer work (renamed flags, policies, params)."""

@@ -119,3 +119,31 @@ def test_sizes_and_tokens_track_live_entries() -> None:
     assert s.size == 2
     assert s.live_tokens == len("Alice's home city is now denver.".split()) + 4
     assert s.peak_size == 2
+
+
+def test_top_k_over_many_entries_equals_a_full_sort() -> None:
+    """Prevents the large-store shortcuts (a floor from the newest rows before the
+    partial sort, recencies kept between queries of the same time, scratch buffers)
+    from returning anything but the exact top k of a full sort, ties to the newer."""
+    import numpy as np
+
+    from memcore import POLICIES, HashingEmbedder, MemoryStore
+
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(40)]
+    store = MemoryStore(POLICIES["ebbinghaus"](), HashingEmbedder(), None)
+    for t in range(9000):
+        # few distinct texts: many exact ties
+        store.add(" ".join(rng.choice(words, 3)), t // 3)
+        if t % 500 == 499:
+            for _ in range(3):  # several queries at one time, adds in between
+                q = " ".join(rng.choice(words, 2))
+                now = t // 3
+                expected = store.scores(q, now)
+                n = len(expected)
+                rows = np.arange(n)
+                order = rows[np.lexsort((-rows, -expected))][:5]
+                got = [h.eid for h in store.retrieve(q, now)]
+                assert got == [int(store.cols.eid[r]) for r in order]
+                store.add(q + " again", now)
+    assert store.cols.n > 4096

@@ -13,8 +13,9 @@ After each add, every live row (dead rows only await compaction and need no
 decision) whose predicted retention is below ``prune_threshold`` is pruned;
 ``strength`` is the sigmoid of the strength head. Both read the network's answers
 from a table memoized over its discrete inputs (``memcore.learned.forget_table``):
-one gather per decision instead of a forward pass after every add. The weights ship in ``memcore/weights/forget.safetensors`` and
-are loaded once per process; loading never trains. torch is imported on first use.
+one gather per decision instead of a forward pass after every add. The weights ship
+in ``memcore/weights/forget.safetensors`` and are loaded once per process; loading
+never trains. torch is imported on first use.
 """
 
 from __future__ import annotations

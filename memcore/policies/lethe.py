@@ -16,8 +16,8 @@ half-life, reinforced when recalled, consolidated daily.
   entries (cosine >= ``merge_cosine``; the older goes, "merged" into the newer, which
   keeps the higher score and the summed accesses) — one blocked matrix product of the
   candidates with the entries added since the last consolidation, not an O(n²)
-  Python loop nor an all-pairs product every day; delete cold entries after ``cold_grace``. Every removal carries
-  its decayed score at the moment of removal.
+  Python loop nor an all-pairs product every day; delete cold entries after
+  ``cold_grace``. Every removal carries its decayed score at the moment of removal.
 - Ranking is the store's retrieval score (relevance, recency, importance); the policy
   changes what is kept, not the order. A workload without Tick events (``contradiction``)
   never consolidates, so there lethe forgets nothing.
