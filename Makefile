@@ -20,7 +20,7 @@ golden:
 	$(PY) -m tests.regen_golden
 
 bench:
-	$(PY) benchmarks/bench_run.py
+	$(PY) -m benchmarks
 
 weights:
 	fbench train all

@@ -18,6 +18,7 @@ import itertools
 import multiprocessing
 import os
 import time
+from typing import Any
 
 TARGET_EFFICIENCY = 0.85
 
@@ -37,6 +38,16 @@ def main() -> None:
     ap.add_argument("--horizon", type=int, default=3000)
     ap.add_argument("--no-pool", action="store_true", help="skip the multiprocessing run")
     args = ap.parse_args()
+    measure(args.jobs, args.horizon, not args.no_pool)
+
+
+def measure(jobs: int, horizon: int, pool: bool = True, log: Any = print) -> dict[str, Any]:
+    """Seconds and jobs/second inline, on a plain pool (if ``pool``) and on Ray."""
+    args = argparse.Namespace(jobs=jobs, horizon=horizon, no_pool=not pool)
+    print = log  # every line below goes to the caller's log
+    result: dict[str, Any] = {"jobs": jobs, "horizon": horizon,
+                              "command": f"python benchmarks/bench_executors.py --jobs {jobs}"
+                                         f" --horizon {horizon}"}
 
     from cluster import EXECUTORS
     from cluster.ray_executor import batch_size, make_batches, start_local_ray
@@ -72,6 +83,7 @@ def main() -> None:
 
     run_job(make_spec("contradiction", policies[0], 10**6, args.horizon))  # warm-up
     inline_s, inline_failed, inline_busy = timed_run("inline")
+    result["inline_s"], result["inline_jobs_per_s"] = inline_s, n / inline_s
     job_s = inline_s / n
     line("inline", inline_s, f"({job_s:.3f} s a job, {inline_failed} failed)")
 
@@ -79,9 +91,10 @@ def main() -> None:
     pool_s = None
     if not args.no_pool:
         t = time.perf_counter()
-        with multiprocessing.get_context("spawn").Pool(n_cpus) as pool:
-            ok = sum(pool.imap_unordered(_pool_batch, batches))
+        with multiprocessing.get_context("spawn").Pool(n_cpus) as workers:
+            ok = sum(workers.imap_unordered(_pool_batch, batches))
         pool_s = time.perf_counter() - t
+        result["pool_s"], result["pool_jobs_per_s"] = pool_s, n / pool_s
         line("pool", pool_s, f"({n_cpus} plain processes, same {len(batches)} batches; "
              f"{n - ok} failed)")
 
@@ -95,6 +108,7 @@ def main() -> None:
         ray_s, ray_failed, ray_busy = timed_run("ray", job_seconds=job_s)
     finally:
         ray.shutdown()
+    result.update(ray_s=ray_s, ray_jobs_per_s=n / ray_s, ray_startup_s=startup_s)
     line("ray", ray_s, f"({len(batches)} tasks, {ray_failed} failed; start-up excluded)")
 
     eff = (inline_s / n_cpus) / ray_s
@@ -107,6 +121,8 @@ def main() -> None:
     if pool_s is not None:
         print(f"plain pool vs ideal: {(inline_s / n_cpus) / pool_s:.0%}; "
               f"Ray vs plain pool: {pool_s / ray_s:.0%}")
+    result["efficiency"] = eff
+    return result
 
 
 if __name__ == "__main__":

@@ -1,0 +1,115 @@
+"""The benchmark suite: ``python -m benchmarks`` (or ``make bench``).
+
+Runs every part, prints each figure as it comes and a summary table, and writes
+``benchmarks/results.json`` (every figure with the command that made it, the
+machine and the load average). Parts:
+
+1. ``run``: per-policy seconds of one job at the default horizon, median of 5
+   (``benchmarks/bench_run.py``; targets: contradiction <= 0.25 s, lifecycle <= 0.5 s).
+2. ``horizons``: seconds and peak RSS per job at 1x, 10x, 100x, one fresh process
+   each (``benchmarks.bench_horizons``; bounded policies: slope <= 1.1, RSS ratio <= 1.5).
+3. ``store``: retrieval p50/p95 at 1k/10k/100k live entries, consolidation at 1k/10k
+   long-term items (``benchmarks.bench_store``).
+4. ``executors``: sweep jobs/second inline vs Ray (``benchmarks/bench_executors.py``).
+5. ``aggregate``: aggregation seconds for 1k and 10k shards, raw and after
+   ``fbench compact`` (``benchmarks/bench_aggregate.py``; 10k compacted <= 10 s).
+
+``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results.json"
+PARTS = ("run", "horizons", "store", "executors", "aggregate")
+
+
+def _run_part(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_run import measure
+
+    return {w: measure(w, repeats=5) for w in ("contradiction", "lifecycle")}
+
+
+def _horizons(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_horizons import measure, reference_policies
+
+    return measure(args.workloads.split(","), reference_policies(),
+                   [int(m) for m in args.multiples.split(",")])
+
+
+def _store(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_store import measure
+
+    return measure([1000, 10_000, 100_000], [1000, 10_000])
+
+
+def _executors(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_executors import measure
+
+    return measure(200, 3000, pool=False)
+
+
+def _aggregate(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_aggregate import measure
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out: dict[str, dict[str, Any]] = {
+            str(n): dict(measure(n, Path(tmp))) for n in (1000, 10_000)}
+    for n, r in out.items():
+        print(f"  {n:>6} shards: aggregate raw {r['aggregate_raw_s']:.2f} s, compact "
+              f"{r['compact_s']:.2f} s, aggregate compacted {r['aggregate_compacted_s']:.2f} s")
+        r["command"] = f"python benchmarks/bench_aggregate.py --shards {n}"
+    return out
+
+
+RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
+           "executors": _executors, "aggregate": _aggregate}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=",".join(PARTS), help="comma-separated parts")
+    ap.add_argument("--multiples", default="1,10,100", help="horizon multiples for horizons")
+    ap.add_argument("--workloads", default="contradiction,lifecycle",
+                    help="workloads for horizons")
+    ap.add_argument("--output", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    parts = [p for p in args.only.split(",") if p]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise SystemExit(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
+    results: dict[str, Any] = {}
+    if args.output.exists():  # a partial run updates its parts, keeps the others
+        results = json.loads(args.output.read_text())
+    results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
+                          "platform": platform.platform()}
+    for part in parts:
+        print(f"== {part}  (load average {os.getloadavg()[0]:.2f})", flush=True)
+        start = time.perf_counter()
+        value = RUNNERS[part](args)
+        if part == "horizons" and "horizons" in results:  # keep other workloads' rows
+            ran = set(args.workloads.split(","))
+            old = results["horizons"]["result"]
+            for key in ("jobs", "fits"):
+                value[key] = [r for r in old[key] if r["workload"] not in ran] + value[key]
+        results[part] = {"when": datetime.datetime.now(datetime.UTC).isoformat(
+            timespec="seconds"), "seconds": round(time.perf_counter() - start, 1),
+            "load_average_after": round(os.getloadavg()[0], 2), "result": value}
+        tmp = args.output.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+        tmp.replace(args.output)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Per-job seconds and peak RSS at 1x, 10x and 100x a workload's default horizon.
+
+Each (workload, policy, horizon) runs in a fresh process (``benchmarks.job_probe``).
+Targets (issue #5): for every bounded policy, seconds grow with log–log slope
+<= 1.1 from 1x to 100x, and peak RSS at 100x is within 1.5x of 1x. Bounded is
+measured, not declared: a final-size slope <= 0.2 over the same jobs (keep_all,
+last_write_wins, which keeps every unslotted entry, and lethe without day ticks
+grow with the stream; a capacity or decay policy does not).
+Usage: ``python -m benchmarks.bench_horizons [--workloads contradiction,lifecycle]
+[--multiples 1,10,100] [--policies ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from typing import Any
+
+SLOPE_MAX = 1.1
+RSS_RATIO_MAX = 1.5
+COMMAND = "python -m benchmarks.job_probe {workload} {policy} {horizon}"
+
+
+SIZE_SLOPE_BOUNDED = 0.2
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return (sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
+            / sum((a - mx) ** 2 for a in lx))
+
+
+def run_probe(workload: str, policy: str, horizon: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-m", "benchmarks.job_probe", workload, policy,
+                          str(horizon)], check=True, capture_output=True, text=True)
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def measure(workloads: list[str], policies: list[str], multiples: list[int],
+            log: Any = print) -> dict[str, Any]:
+    from workloads import WORKLOADS
+
+    rows: list[dict[str, Any]] = []
+    fits: list[dict[str, Any]] = []
+    for w in workloads:
+        default = WORKLOADS[w].default_horizon
+        for p in policies:
+            points: list[dict[str, Any]] = []
+            for m in multiples:
+                h = default * m
+                r = run_probe(w, p, h)
+                row = {"workload": w, "policy": p, "multiple": m, "horizon": h, **r,
+                       "command": COMMAND.format(workload=w, policy=p, horizon=h)}
+                rows.append(row)
+                points.append(row)
+                log(f"  {w:<14}{p:<17}{m:>4}x {r['seconds']:9.2f} s {r['rss_peak_mb']:8.0f} MB"
+                    f"  size {r['final_size']:>8.0f}  query {r['query_ms_mean']:.3f} ms")
+            fit: dict[str, Any] = {"workload": w, "policy": p, "bounded": None}
+            if len(points) >= 2:
+                hs = [q["horizon"] for q in points]
+                fit["size_slope"] = slope(hs, [max(q["final_size"], 1.0) for q in points])
+                fit["bounded"] = fit["size_slope"] <= SIZE_SLOPE_BOUNDED
+                fit["seconds_slope"] = slope([q["horizon"] for q in points],
+                                             [q["seconds"] for q in points])
+                fit["rss_ratio"] = points[-1]["rss_peak_mb"] / points[0]["rss_peak_mb"]
+                fit["ok"] = (not fit["bounded"]) or (
+                    fit["seconds_slope"] <= SLOPE_MAX and fit["rss_ratio"] <= RSS_RATIO_MAX)
+            fits.append(fit)
+            log(f"  -> {w} {p}: seconds slope {fit.get('seconds_slope', float('nan')):.3f}, "
+                f"RSS {multiples[-1]}x/{multiples[0]}x {fit.get('rss_ratio', float('nan')):.2f}"
+                f", size slope {fit.get('size_slope', float('nan')):.2f}"
+                f"{'' if fit['bounded'] else ' (unbounded: no target)'}")
+    return {"jobs": rows, "fits": fits, "slope_max": SLOPE_MAX, "rss_ratio_max": RSS_RATIO_MAX}
+
+
+def reference_policies() -> list[str]:
+    from memcore import POLICIES
+
+    return sorted(p for p, c in POLICIES.items() if not c.wrapper)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--workloads", default="contradiction,lifecycle")
+    ap.add_argument("--policies", default="")
+    ap.add_argument("--multiples", default="1,10,100")
+    args = ap.parse_args()
+    res = measure(args.workloads.split(","),
+                  args.policies.split(",") if args.policies else reference_policies(),
+                  [int(m) for m in args.multiples.split(",")])
+    bad = [f for f in res["fits"] if f.get("ok") is False]
+    print(f"bounded policies over target: {len(bad)}")
+
+
+if __name__ == "__main__":
+    main()
