@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 from typing import Any
@@ -28,10 +27,10 @@ SIZE_SLOPE_BOUNDED = 0.2
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
-    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    return (sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
-            / sum((a - mx) ** 2 for a in lx))
+    """The log–log least-squares slope (``runner.scaling.fit_loglog``)."""
+    from runner.scaling import fit_loglog
+
+    return fit_loglog(xs, ys)[1]
 
 
 def run_probe(workload: str, policy: str, horizon: int) -> dict[str, float]:
@@ -62,7 +61,7 @@ def measure(workloads: list[str], policies: list[str], multiples: list[int],
             fit: dict[str, Any] = {"workload": w, "policy": p, "bounded": None}
             if len(points) >= 2:
                 hs = [q["horizon"] for q in points]
-                fit["size_slope"] = slope(hs, [max(q["final_size"], 1.0) for q in points])
+                fit["size_slope"] = slope(hs, [q["final_size"] for q in points])
                 fit["bounded"] = fit["size_slope"] <= SIZE_SLOPE_BOUNDED
                 fit["seconds_slope"] = slope([q["horizon"] for q in points],
                                              [q["seconds"] for q in points])

@@ -58,7 +58,6 @@ class StoreParams:
     path: str = ""
     log_keep: int = 10_000  # forget records held in memory (newest); -1: all
 
-
     def __post_init__(self) -> None:
         ws = (self.w_recency, self.w_importance, self.w_relevance)
         if min(ws) < 0 or sum(ws) <= 0:
@@ -91,6 +90,7 @@ class MemoryStore:
     """Columnar memory with a pluggable forgetting policy and a forget log."""
 
     COMPACT_MIN_DEAD = 1024
+    TOPK_SAMPLE = 2048  # retrieve: the newest rows that give the top-k floor
 
     def __init__(
         self,
@@ -363,8 +363,6 @@ class MemoryStore:
             score[~cols.live[:n]] = -np.inf
         return score
 
-    TOPK_SAMPLE = 2048
-
     def retrieve(self, text: str, now: int, k: int = 5) -> list[Hit]:
         """The top-k live entries for ``text`` at time ``now``."""
         cols = self.cols
@@ -374,19 +372,17 @@ class MemoryStore:
         relevance = self.relevance(text)
         score = self._scores(now, relevance)
         n = cols.n
-        if k < n:
-            cand = np.arange(n)
-            if n > 2 * self.TOPK_SAMPLE:
-                # The k-th best of the newest rows bounds the k-th best of all from
-                # below: partition only the rows that reach it (same result).
-                sample = score[n - self.TOPK_SAMPLE:]
-                floor = np.partition(sample, len(sample) - k)[len(sample) - k]
-                cand = np.flatnonzero(score >= floor)
+        cand = np.arange(n)
+        if n > 2 * self.TOPK_SAMPLE:
+            # The k-th best of the newest rows bounds the k-th best of all from below:
+            # partition only the rows that reach it (same result).
+            sample = score[n - self.TOPK_SAMPLE:]
+            floor = np.partition(sample, len(sample) - k)[len(sample) - k]
+            cand = np.flatnonzero(score >= floor)
+        if k < len(cand):
             sub = score[cand]
             kth = np.partition(sub, len(sub) - k)[len(sub) - k]
             cand = cand[sub >= kth]
-        else:
-            cand = np.arange(n)
         order = cand[np.lexsort((-cand, -score[cand]))][:k]
         hits = [Hit(int(cols.eid[r]), int(cols.obs_id[r]), cols.texts[r], float(score[r]))
                 for r in order]

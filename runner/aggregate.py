@@ -36,7 +36,7 @@ from rich.table import Table
 from runner import stats
 from runner.atomic import write_parquet
 from runner.errors import FbenchError
-from runner.layout import Layout, Stamp
+from runner.layout import ROW_ORDER, Layout, Stamp
 from runner.metrics import METRICS, Metric
 from runner.shard import CHECKPOINT, COORDINATES, SCHEMA
 
@@ -94,11 +94,6 @@ def shard_files(out: Path) -> list[Path]:
     names that start with ".", temporaries), then the committed compacted parts that
     still hold rows no shard overrides (``runner.layout``)."""
     return Layout(out).files()
-
-
-# Canonical row order, whatever the layout: the order of the shard files' paths, then
-# checkpoints (so every reader sees the same table from raw shards or compacted parts).
-ROW_ORDER = ("workload", "policy", "job_id", "checkpoint")
 
 
 def load_shards(

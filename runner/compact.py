@@ -43,6 +43,7 @@ from runner.errors import FbenchError
 from runner.layout import (
     COMPACTED,
     PART_NAME,
+    ROW_ORDER,
     SHARDS,
     Layout,
     Part,
@@ -53,8 +54,6 @@ from runner.layout import (
 from runner.shard import SCHEMA, read_valid_shard
 
 ROWS_PER_PART = 100_000
-ORDER = [("workload", "ascending"), ("policy", "ascending"), ("job_id", "ascending"),
-         ("checkpoint", "ascending")]
 READERS = 4  # threads reading shards (IO and parquet decoding release the GIL)
 BATCH = 512  # shards read ahead
 
@@ -197,7 +196,8 @@ def _read_part(path: Path) -> tuple[pa.Table, list[tuple[str, int, int]]]:
         table = pq.read_table(path).replace_schema_metadata(None)
         runs = list(iter_job_rows(table))
         if len({job for job, _, _ in runs}) != len(runs):  # not one run per job: sort
-            table = table.take(pc.sort_indices(table, sort_keys=ORDER))
+            table = table.take(pc.sort_indices(
+                table, sort_keys=[(c, "ascending") for c in ROW_ORDER]))
             runs = list(iter_job_rows(table))
         return table, runs
     except (OSError, pa.ArrowException) as exc:

