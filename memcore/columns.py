@@ -1,9 +1,13 @@
 """Columnar entry storage: one numpy array per field plus a live mask.
 
 Rows ``[0, n)`` are in use; a removed row stays until ``compact()`` squeezes the
-dead rows out (preserving order, so a lower row is always an older entry). The
-embedding matrix is stored dimension-major (``emb[:, row]``) so a sparse query
-reads only the dimensions it uses.
+dead rows out (preserving order, so a lower row is always an older entry).
+
+Embeddings are sparse (a text sets a few of the 512 hashed dimensions), so they are
+stored as one posting list per dimension (the rows that use it, in row order, and
+their values): about 100 bytes an entry instead of a dense 4 KiB column. ``dense``
+rebuilds the dense rows of the dimensions a query uses, exactly the matrix a dense
+dimension-major layout would hold, so products over it give the same numbers.
 """
 
 from __future__ import annotations
@@ -37,7 +41,15 @@ class Columns:
         self.dim = dim
         self.n = 0
         self.n_live = 0
-        self.emb = np.zeros((dim, capacity))
+        # posting lists, one per dimension: rows (increasing) and values, their used
+        # lengths, and the appends not moved into the arrays yet (plain lists: an add
+        # appends to a few of them; a read of a dimension moves its appends first)
+        self._post_rows = [np.zeros(0, dtype=np.int64) for _ in range(dim)]
+        self._post_vals = [np.zeros(0) for _ in range(dim)]
+        self._post_len = [0] * dim
+        self._pend_rows: list[list[int]] = [[] for _ in range(dim)]
+        self._pend_vals: list[list[float]] = [[] for _ in range(dim)]
+        self.dims: list[np.ndarray] = []  # the non-zero dimensions of each row
         for name, dtype in self._FIELDS.items():
             setattr(self, name, np.zeros(capacity, dtype=dtype))
         self.texts: list[str] = []
@@ -77,13 +89,10 @@ class Columns:
 
     @property
     def capacity(self) -> int:
-        return self.emb.shape[1]
+        return len(self.eid)
 
     def _grow(self) -> None:
         cap = self.capacity * 2
-        emb = np.zeros((self.dim, cap))
-        emb[:, : self.n] = self.emb[:, : self.n]
-        self.emb = emb
         for name in self._FIELDS:
             old = getattr(self, name)
             new = np.zeros(cap, dtype=old.dtype)
@@ -95,19 +104,59 @@ class Columns:
         if self.n == self.capacity:
             self._grow()
         row = self.n
-        self.emb[:, row] = vec
+        nz = np.flatnonzero(vec)
+        pend_rows, pend_vals = self._pend_rows, self._pend_vals
+        for d, v in zip(nz.tolist(), vec[nz].tolist(), strict=True):
+            pend_rows[d].append(row)
+            pend_vals[d].append(v)
+        self.dims.append(nz)
         self.live[row] = True
         self.texts.append("")
         self.n += 1
         self.n_live += 1
         return row
 
+    def _postings(self, d: int) -> int:
+        """Move dimension ``d``'s pending appends into its arrays; its used length."""
+        at, pending = self._post_len[d], self._pend_rows[d]
+        if pending:
+            end = at + len(pending)
+            if end > len(self._post_rows[d]):
+                size = max(16, 2 * len(self._post_rows[d]), end)
+                self._post_rows[d] = np.resize(self._post_rows[d], size)
+                self._post_vals[d] = np.resize(self._post_vals[d], size)
+            self._post_rows[d][at:end] = pending
+            self._post_vals[d][at:end] = self._pend_vals[d]
+            pending.clear()
+            self._pend_vals[d].clear()
+            self._post_len[d] = at = end
+        return at
+
+    def dense(self, dims: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The embedding values of dimensions ``dims`` (one row each) for rows ``[0, n)``,
+        or only ``rows``: a dense ``(len(dims), n or len(rows))`` matrix."""
+        out = np.zeros((len(dims), self.n))
+        for i, d in enumerate(dims.tolist()):
+            at = self._postings(d)
+            out[i, self._post_rows[d][:at]] = self._post_vals[d][:at]
+        return out if rows is None else out[:, rows]
+
     def compact(self) -> np.ndarray:
         """Drop dead rows, keeping order. Returns the old row of each new row."""
         keep = np.flatnonzero(self.live[: self.n])
         m = len(keep)
-        self.emb[:, :m] = self.emb[:, keep]
-        self.emb[:, m : self.n] = 0.0
+        new_of_old = np.full(self.n, -1, dtype=np.int64)
+        new_of_old[keep] = np.arange(m)
+        for d in range(self.dim):
+            at = self._postings(d)
+            if at:
+                moved = new_of_old[self._post_rows[d][:at]]
+                kept = moved >= 0
+                k = int(np.count_nonzero(kept))
+                self._post_vals[d][:k] = self._post_vals[d][:at][kept]
+                self._post_rows[d][:k] = moved[kept]
+                self._post_len[d] = k
+        self.dims = [self.dims[i] for i in keep]
         for name in self._FIELDS:
             arr = getattr(self, name)
             arr[:m] = arr[keep]

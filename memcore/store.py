@@ -323,7 +323,7 @@ class MemoryStore:
         """Cosine of ``text`` with rows ``[0, n)``: one product over the query's dimensions."""
         q = self.embedder.embed(text)
         nz = np.flatnonzero(q)
-        return q[nz] @ self.cols.emb[nz, : self.cols.n]
+        return q[nz] @ self.cols.dense(nz)
 
     def scores(self, text: str, now: int, relevance: np.ndarray | None = None) -> np.ndarray:
         """Retrieval score of rows ``[0, n)`` (dead rows get -inf)."""

@@ -153,10 +153,10 @@ class Lethe(Policy):
         first_new = int(np.searchsorted(cols.eid[rows], checked, side="right"))
         if first_new == m:
             return None
-        new = cols.emb[:, rows[first_new:]]
-        dims = np.flatnonzero(new.any(axis=1))  # other dimensions add exact zeros
-        new = new[dims]
-        emb = cols.emb[dims[:, None], rows]
+        # the new entries' dimensions: the others add exact zeros
+        dims = np.unique(np.concatenate([cols.dims[r] for r in rows[first_new:].tolist()]))
+        emb = cols.dense(dims, rows)
+        new = emb[:, first_new:]
         into = np.full(m, -1)
         newer = np.arange(first_new, m)[None, :]
         for start in range(0, m, MERGE_BLOCK):
