@@ -4,7 +4,7 @@ PY ?= python
 
 install:
 	$(PY) -m pip install "torch==2.13.0"
-	$(PY) -m pip install -e ".[dev]"
+	$(PY) -m pip install -e ".[dev,incumbents]"
 
 test:
 	$(PY) -m pytest -q

@@ -2,6 +2,7 @@
 extractors and embedders. Imports nothing of fbench's other packages: the memory
 never sees ground truth."""
 
+from memcore import minilm as _minilm  # noqa: F401  (registers the minilm embedder)
 from memcore.embed import EMBEDDERS, Embedder, HashingEmbedder
 from memcore.extract import EXTRACTORS, Extractor, Lexicon
 from memcore.policies import POLICIES, Policy, Removal, register_policy

@@ -14,6 +14,7 @@ asks each question once, at its own time, and never stores it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -29,6 +30,10 @@ from runner.streaming import LatencyStats, TruthTable
 from workloads import Observe, Query, Tick
 
 N_CHECKPOINTS = 20
+# The stream is read in fixed blocks of events; a memory with ``prefetch(texts)`` (a
+# batching embedder) sees each block's texts before its events. Fixed blocks keep a
+# job's batches, hence its numbers, the same wherever it runs.
+PREFETCH_BLOCK = 256
 # Observation kinds that update a slot, by how they are phrased (for the extractor
 # diagnostics): canonical phrasing an extractor should link, or a paraphrase.
 UPDATE_KINDS = {"canonical_update": "canonical", "update": "canonical", "hard_update": "hard"}
@@ -158,11 +163,16 @@ def _run(spec: JobSpec) -> JobResult:
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     handlers = run.handlers
-    for ev in r.workload.events(spec.seed, spec.horizon, r.workload_params):
-        while len(rows) < len(cps) and ev.t >= cps[len(rows)]:
-            cp = cps[len(rows)]
-            rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
-        handlers[type(ev)](ev)  # type: ignore[operator]
+    prefetch = getattr(memory, "prefetch", None)
+    events = iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
+    while block := list(itertools.islice(events, PREFETCH_BLOCK)):
+        if prefetch is not None:
+            prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
+        for ev in block:
+            while len(rows) < len(cps) and ev.t >= cps[len(rows)]:
+                cp = cps[len(rows)]
+                rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
+            handlers[type(ev)](ev)  # type: ignore[operator]
     while len(rows) < len(cps):
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))

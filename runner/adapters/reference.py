@@ -26,6 +26,12 @@ class ReferenceAdapter:
     def tick(self, t: int) -> None:
         self.store.tick(t)
 
+    def prefetch(self, texts: list[str]) -> None:
+        """Let a batching embedder encode a block of upcoming texts at once."""
+        batch = getattr(self.store.embedder, "prefetch", None)
+        if batch is not None:
+            batch(texts)
+
     def holds(self, obs_id: int) -> bool:
         return self.store.holds(obs_id)
 
@@ -45,9 +51,10 @@ class ReferenceAdapter:
 def build_reference(policy_name: str) -> Any:
     def build(policy_params: Any, store_params: StoreParams, vocab: Vocabulary) -> ReferenceAdapter:
         policy = POLICIES[policy_name](policy_params)
-        embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")()
+        make_embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")
         make_extractor = lookup(EXTRACTORS, store_params.extractor, "extractor")
         try:
+            embedder = make_embedder()  # minilm: a missing model package is one line too
             extractor = make_extractor(Lexicon(vocab.entities, vocab.phrases))
             # the backend (store.backend / store.path) is created here: a path that
             # exists already is a one-line error too

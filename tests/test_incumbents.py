@@ -1,0 +1,196 @@
+"""The incumbent adapters (lethe-agent, mem0) and the MiniLM embedder: offline, driven
+as documented, failing in one line when their library is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from memcore.minilm import MiniLMEmbedder
+from runner.adapters.lethe_agent import EPOCH
+from runner.errors import FbenchError
+from runner.job import run_job
+from runner.resolve import make_spec, materialize
+
+
+def build(policy: str, workload: str = "contradiction", **params: object):  # type: ignore[no-untyped-def]
+    spec = make_spec(workload, policy, 0, horizon=50, params=list(params.items()))
+    r = materialize(spec)
+    return r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
+
+
+def offline_prefix() -> list[str]:
+    """A command prefix with no network at all (a fresh network namespace) when the
+    machine allows it; otherwise every proxy points at a closed port."""
+    if shutil.which("unshare") and subprocess.run(
+            ["unshare", "-rn", "true"], capture_output=True).returncode == 0:
+        return ["unshare", "-rn"]
+    return []
+
+
+def offline_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "MEM0_TELEMETRY")}
+    dead = "http://127.0.0.1:9"
+    env.update(HTTP_PROXY=dead, HTTPS_PROXY=dead, http_proxy=dead, https_proxy=dead,
+               NO_PROXY="", no_proxy="")
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [
+    ["--policy", "mem0"],
+    ["--policy", "lethe_agent"],
+    ["--policy", "lethe_agent", "--param", "embedder=minilm"],
+    ["--policy", "keep_all", "--param", "embedder=minilm"],
+], ids=lambda a: " ".join(a[1:]))
+@pytest.mark.parametrize("workload", ["contradiction", "lifecycle"])
+def test_runs_offline(args: list[str], workload: str) -> None:
+    """Prevents an adapter or the MiniLM embedder reaching for the network (a hub
+    download, telemetry): each runs with no network and no offline switch set."""
+    horizon = "300" if workload == "contradiction" else "20"
+    out = subprocess.run(
+        [*offline_prefix(), sys.executable, "-m", "runner.cli", "run", "--workload",
+         workload, *args, "--seed", "0", "--horizon", horizon, "--json"],
+        capture_output=True, text=True, env=offline_env(), timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    metrics = json.loads(out.stdout)["metrics"]
+    assert metrics["n_queries"] > 0 and metrics["recall_at_k"] is not None
+
+
+@pytest.mark.parametrize(("policy", "module", "package"), [
+    ("lethe_agent", "lethe", "lethe-agent"), ("mem0", "mem0", "mem0ai")])
+def test_missing_library_is_one_line_naming_the_extra(
+        policy: str, module: str, package: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a missing incumbent library from crashing with a traceback or being
+    replaced by something else: the job fails with one line naming the extra."""
+    monkeypatch.setitem(sys.modules, module, None)  # import now raises ImportError
+    with pytest.raises(FbenchError) as err:
+        build(policy)
+    msg = str(err.value)
+    assert "\n" not in msg and package in msg and "pip install -e '.[incumbents]'" in msg
+
+
+def test_missing_library_exits_2_through_the_cli() -> None:
+    """Prevents the CLI printing a traceback for a missing incumbent library."""
+    code = ("import sys; sys.modules['lethe'] = None; from runner.cli import main; "
+            "sys.argv = ['fbench', 'run', '--workload', 'contradiction', '--policy', "
+            "'lethe_agent', '--seed', '0', '--horizon', '20']; main()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "lethe-agent" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+class TestLetheAgent:
+    def test_clock_is_simulated_and_never_ties(self) -> None:
+        """Prevents driving the library on the wall clock, or with equal creation times
+        within a step (the library breaks those ties by random uuid)."""
+        mem = build("lethe_agent")
+        for i, t in enumerate([0, 0, 0, 1, 3]):
+            mem.observe(i, t, f"note number {i}", {})
+        items = sorted(mem.store.backend.list_all(), key=lambda m: m.created_at)
+        offsets = [(m.created_at - EPOCH).total_seconds() for m in items]
+        assert offsets == [1, 2, 3, 86_401, 3 * 86_400 + 1]
+        assert [m.tags for m in items] == [[f"fbench:obs={i}"] for i in range(5)]
+
+    def test_never_recalled_items_are_never_forgotten_under_score_decay(self) -> None:
+        """Prevents patching around the library's measured quirk: under its default
+        policy an item never recalled is never promoted, so never forgotten."""
+        mem = build("lethe_agent")
+        for t in range(200):
+            mem.observe(t, t, f"distractor remark {t} about the weather", {})
+        assert mem.size() == 200 and mem.forgotten() == {}
+
+    def test_fifo_evicts_through_consolidation_into_the_forget_log(self) -> None:
+        """Prevents evictions the harness cannot see: FIFO at capacity 10 keeps the
+        newest 10 and each eviction is counted from the library's forget log."""
+        mem = build("lethe_agent", retention="fifo", capacity=10)
+        for t in range(40):
+            mem.observe(t, t, f"fact {t}", {})
+        mem.tick(40)
+        assert mem.size() == 10
+        assert [mem.holds(i) for i in range(40)] == [False] * 30 + [True] * 10
+        assert mem.forgotten() == {"retention_policy:fifo": 30}
+
+    def test_turn_streams_consolidate_every_n_steps_and_ticks_take_over(self) -> None:
+        """Prevents a turn-based stream (no Ticks) never consolidating, or a stream with
+        Ticks consolidating twice."""
+        mem = build("lethe_agent", retention="fifo", capacity=5, consolidate_every=10)
+        for t in range(12):
+            mem.observe(t, t, f"fact {t}", {})
+        # consolidated once, on entering step 10 (10 items held then, 5 evicted)
+        assert mem.forgotten() == {"retention_policy:fifo": 5}
+        mem.tick(12)  # from now on only Ticks consolidate
+        for t in range(13, 40):
+            mem.observe(t, t, f"fact {t}", {})
+        assert mem.size() == 5 + 27
+
+    def test_recall_reinforces_what_it_returns(self) -> None:
+        """Prevents hiding the library's reinforcement: a recalled item gains accesses."""
+        mem = build("lethe_agent")
+        mem.observe(0, 0, "alice lives in paris", {})
+        mem.observe(1, 0, "bob likes tea", {})
+        hits = mem.query(1, "where does alice live", 1)
+        assert [h.obs_id for h in hits] == [0]
+        item = mem.store.backend.get(mem._id_of[0])
+        assert item.access_count == 1 and item.importance_score > 0.45
+
+
+class TestMem0:
+    def test_observation_ids_travel_in_metadata_and_nothing_is_deleted(self) -> None:
+        """Prevents scoring mem0 on anything but what it stores and returns: ids come
+        back from its own metadata, and its store holds every observation."""
+        mem = build("mem0")
+        texts = ["alice lives in paris", "bob likes green tea", "carol works at acme"]
+        for i, text in enumerate(texts):
+            mem.observe(i, i, text, {})
+        hits = mem.query(3, "where does alice live?", 2)
+        assert hits[0].obs_id == 0 and len(hits) == 2
+        assert hits[0].score >= hits[1].score
+        assert mem.stored() == mem.size() == 3
+        assert all(mem.holds(i) for i in range(3)) and not mem.holds(7)
+
+
+class TestMiniLM:
+    def test_unit_vectors_cached_by_text(self) -> None:
+        """Prevents unnormalised or re-encoded vectors: 384-d unit rows, each text
+        encoded once per embedder."""
+        e = MiniLMEmbedder()
+        v = e.embed("alice lives in paris")
+        assert v.shape == (384,) and abs(float(v @ v) - 1.0) < 1e-9
+        assert e.embed("alice lives in paris") is v
+
+    def test_semantic_neighbours(self) -> None:
+        """Prevents a broken model load (random weights rank paraphrases no better)."""
+        e = MiniLMEmbedder()
+        q = e.embed("Where does Alice live now?")
+        near = e.embed("Alice relocated to Denver.")
+        far = e.embed("The quarterly budget meeting was moved to Tuesday.")
+        assert float(q @ near) > float(q @ far) + 0.2
+
+    def test_same_batches_same_vectors(self) -> None:
+        """Prevents embeddings that depend on anything but the job's own batches: two
+        embedders fed the same prefetch blocks give bit-identical vectors."""
+        blocks = [["alice lives in paris", "bob likes tea"], ["carol is 31", "alice lives"]]
+        a, b = MiniLMEmbedder(), MiniLMEmbedder()
+        for block in blocks:
+            a.prefetch(block)
+            b.prefetch(block)
+        for text in {t for block in blocks for t in block}:
+            assert np.array_equal(a.embed(text), b.embed(text))
+
+    def test_minilm_jobs_repeat_exactly(self) -> None:
+        """Prevents a reference job on minilm whose metrics change from run to run."""
+        spec = make_spec("contradiction", "ebbinghaus", 2, horizon=400,
+                         params=[("embedder", "minilm")])
+        a, b = run_job(spec).metrics(), run_job(spec).metrics()
+        assert {k: v for k, v in a.items() if not k.startswith(("wall", "query_ms"))} == \
+            pytest.approx({k: v for k, v in b.items() if not k.startswith(("wall", "query_ms"))},
+                          nan_ok=True, rel=0, abs=0)
