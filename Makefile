@@ -38,4 +38,5 @@ bench-aggregate:
 # results/plots/, committed with it).
 results:
 	fbench sweep --config sweeps/results.toml --no-report
-	fbench report results --output RESULTS.md
+	fbench sweep --config sweeps/incumbents.toml --no-report
+	fbench report results --include incumbents --output RESULTS.md

@@ -13,6 +13,9 @@ machine and the load average). Parts:
 4. ``executors``: sweep jobs/second inline vs Ray (``benchmarks/bench_executors.py``).
 5. ``aggregate``: aggregation seconds for 1k and 10k shards, raw and after
    ``fbench compact`` (``benchmarks/bench_aggregate.py``; 10k compacted <= 10 s).
+6. ``incumbents``: per-job seconds and query latency of lethe-agent and mem0 next to
+   fbench's policies on the same stream (``benchmarks/bench_incumbents.py``; needs the
+   ``incumbents`` extra).
 
 ``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
 """
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
-PARTS = ("run", "horizons", "store", "executors", "aggregate")
+PARTS = ("run", "horizons", "store", "executors", "aggregate", "incumbents")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -71,8 +74,14 @@ def _aggregate(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_incumbents import measure
+
+    return {w: measure(w) for w in ("contradiction", "lifecycle")}
+
+
 RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
-           "executors": _executors, "aggregate": _aggregate}
+           "executors": _executors, "aggregate": _aggregate, "incumbents": _incumbents}
 
 
 def main() -> None:

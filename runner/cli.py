@@ -260,11 +260,15 @@ def report_cmd(
     output: Annotated[
         Path | None, typer.Option(help="Where to write the Markdown (default OUT/RESULTS.md).")
     ] = None,
+    include: Annotated[
+        list[Path] | None,
+        typer.Option(help="Another sweep's folder to append as a section (repeatable)."),
+    ] = None,
 ) -> None:
     """Write the Markdown report and plots for a sweep (deterministic)."""
     from runner.report import write_report
 
-    path = write_report(out, output)
+    path = write_report(out, output, include or [])
     console.print(f"wrote {path}")
 
 

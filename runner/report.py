@@ -44,17 +44,36 @@ SHARD_COLUMNS = tuple(dict.fromkeys((
     "final_size", "final_tokens", "fbench_version", "git_commit", "versions", *scaling.COLUMNS)))
 
 
-def write_report(out: Path, output: Path | None = None) -> Path:
-    """Write the plots into ``OUT/plots`` and the report (default ``OUT/RESULTS.md``)."""
+def write_report(out: Path, output: Path | None = None, include: Sequence[Path] = ()) -> Path:
+    """Write the plots into ``OUT/plots`` and the report (default ``OUT/RESULTS.md``);
+    each folder of ``include`` (another sweep, e.g. the incumbents') follows as a
+    section of its own, with its plots in its own ``plots`` folder."""
     out = Path(out)
     output = Path(output) if output is not None else out / "RESULTS.md"
-    summary = read_summary(out)
-    shards = load_shards(out, columns=SHARD_COLUMNS)
-    plots = write_plots(out / "plots", summary, shards)
-    text = render(summary, shards, plots, output.parent)
+    text = _render_folder(out, output.parent)
+    for other in include:
+        text += "\n" + included(Path(other), _render_folder(Path(other), output.parent))
     output.parent.mkdir(parents=True, exist_ok=True)
     write_text(output, text)
     return output
+
+
+def _render_folder(out: Path, folder: Path) -> str:
+    summary = read_summary(out)
+    shards = load_shards(out, columns=SHARD_COLUMNS)
+    plots = write_plots(out / "plots", summary, shards)
+    return render(summary, shards, plots, folder)
+
+
+def included(out: Path, text: str) -> str:
+    """Another sweep's report as one section: its title becomes a level-2 heading naming
+    the folder, every other heading goes one level down."""
+    lines = text.splitlines()
+    head = [f"## Included sweep: `{out.name}/`", "",
+            f"The report of the sweep in `{out.name}/` (its own grid, method, seeds and "
+            "baseline), included by `fbench report --include`."]
+    body = [("#" + line) if line.startswith("#") else line for line in lines[1:]]
+    return "\n".join(head + body).rstrip("\n") + "\n"
 
 
 # --- small helpers -----------------------------------------------------------------------

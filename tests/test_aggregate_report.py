@@ -349,3 +349,24 @@ def test_seed_ranges() -> None:
     """Prevents a misleading seed list in the grid."""
     assert seed_ranges([4, 0, 1, 2, 7, 9, 10]) == "0–2, 4, 7, 9–10"
     assert seed_ranges([5]) == "5"
+
+
+def test_include_appends_another_sweep_as_one_section(sweeps: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    """Prevents an included sweep (the incumbents') whose section is not that sweep's own
+    report, whose headings collide with the main report's, or whose plots are unlinked."""
+    main, other = tmp_path / "main", tmp_path / "extra"
+    shutil.copytree(sweeps["two"], main)
+    shutil.copytree(sweeps["grid"], other)
+    output = tmp_path / "R.md"
+    text = write_report(main, output, include=[other]).read_text()
+    own = write_report(other, tmp_path / "own.md").read_text()
+    head, sep, section = text.partition("## Included sweep: `extra/`")
+    assert sep and head == write_report(main, tmp_path / "alone.md").read_text() + "\n"
+    assert section.count("\n# ") == 0 and "\n### Grid\n" in section
+    # the section is the other sweep's report, one heading level down (links aside)
+    demoted = [("#" + ln) if ln.startswith("#") else ln for ln in own.splitlines()[1:]]
+    strip = re.compile(r"\]\([^)]*\)")
+    assert strip.sub("]()", "\n".join(demoted)) in strip.sub("]()", section)
+    for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", section):
+        assert link.startswith("extra/plots/") and (tmp_path / link).is_file()

@@ -100,6 +100,16 @@ class TestLetheAgent:
         assert offsets == [1, 2, 3, 86_401, 3 * 86_400 + 1]
         assert [m.tags for m in items] == [[f"fbench:obs={i}"] for i in range(5)]
 
+    def test_captures_keep_their_session_and_tags(self) -> None:
+        """Prevents feeding the library less than fbench's own lethe reads: the
+        capture's session and tags (its source signal) go in, the id tag last."""
+        mem = build("lethe_agent")
+        mem.observe(0, 4, "the launch code is 1234", {"session": "day-4", "tags": "fact,pin"})
+        (item,) = mem.store.backend.list_all()
+        assert item.source_session_id == "day-4"
+        assert item.tags == ["fact", "pin", "fbench:obs=0"]
+        assert item.importance_score == pytest.approx(0.2 + 0.5 * 0.85)
+
     def test_never_recalled_items_are_never_forgotten_under_score_decay(self) -> None:
         """Prevents patching around the library's measured quirk: under its default
         policy an item never recalled is never promoted, so never forgotten."""

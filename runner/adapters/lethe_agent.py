@@ -5,9 +5,11 @@
   by default: the half-life of 7 days is then 7 steps, as fbench's own ``lethe`` reads
   it), plus one second per event within the step, so creation times never tie (the
   library breaks ties by random uuid4 ids, which would make FIFO runs irreproducible).
-- **Observe** → ``remember(text, session_id=..., tags=["fbench:obs=<id>"])``: the
-  library has no metadata field, so the observation id travels in a tag (no other
-  tag: the harness's meta would be ground truth the library cannot see in use).
+- **Observe** → ``remember(text, session_id=<meta session>, tags=<meta tags> +
+  ["fbench:obs=<id>"])``: the capture's own session and tags (the lifecycle's
+  ``fact``, ``preference``, ``chitchat``…, the library's source signal, as fbench's
+  ``lethe`` reads them), and the observation id in one more tag, since the library has
+  no metadata field.
 - **Query** → ``recall(text, k=k)``; the library reinforces what it returns.
 - **Consolidate** → ``consolidate()`` at each ``Tick``; a stream without Ticks
   (turn-based) consolidates every ``consolidate_every`` steps. Deletions are read from
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memcore.store import parse_tags
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind, register_memory
 from runner.adapters.probe import require
@@ -139,7 +142,8 @@ class LetheAgentAdapter:
     # the adapter interface -----------------------------------------------------------
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         self._advance(t)
-        item = self.store.remember(text, session_id="fbench", tags=[f"{TAG}{obs_id}"])
+        item = self.store.remember(text, session_id=meta.get("session") or "fbench",
+                                   tags=[*parse_tags(meta), f"{TAG}{obs_id}"])
         self._obs_of[item.id] = obs_id
         self._id_of[obs_id] = item.id
         n = whitespace_tokens(text)
