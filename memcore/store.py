@@ -57,6 +57,8 @@ class StoreParams:
     backend: str = "memory"
     path: str = ""
     log_keep: int = 10_000  # forget records held in memory (newest); -1: all
+    extract_miss: float = 0.0         # extractor=noisy: share of slot assertions unlinked
+    extract_false_merge: float = 0.0  # extractor=noisy: share linked to a wrong attribute
 
     def __post_init__(self) -> None:
         ws = (self.w_recency, self.w_importance, self.w_relevance)
@@ -68,6 +70,13 @@ class StoreParams:
             raise ValueError(unknown_backend(self.backend))
         if self.log_keep < -1:
             raise ValueError(f"log_keep must be -1 (keep all) or >= 0, got {self.log_keep}")
+        rates = (self.extract_miss, self.extract_false_merge)
+        if min(rates) < 0 or sum(rates) > 1:
+            raise ValueError("extract_miss and extract_false_merge must be >= 0 and sum to "
+                             f"at most 1, got {rates[0]} and {rates[1]}")
+        if sum(rates) > 0 and self.extractor != "noisy":
+            raise ValueError("extract_miss and extract_false_merge need extractor=noisy, "
+                             f"not {self.extractor!r}")
         if self.path and self.backend == "memory":
             raise ValueError(f"path {self.path!r} needs a durable backend (backend=sqlite)")
 

@@ -63,9 +63,12 @@ def checkpoints(horizon: int, n: int = N_CHECKPOINTS) -> list[int]:
 class _Run:
     """The state of one job while its stream flows."""
 
-    def __init__(self, memory: MemoryAdapter, k: int) -> None:
+    def __init__(self, memory: MemoryAdapter, k: int, seed: int = 0) -> None:
         self.memory = memory
         self.k = k
+        self.seed = seed
+        # a harness-side extractor (oracle, noisy) is told each observation's true slot
+        self.hint = getattr(memory, "hint_truth", None)
         self.truth_of = TruthTable()
         self.current_obs: dict[str, int] = {}
         self.next_obs = 0
@@ -83,8 +86,10 @@ class _Run:
     def observe(self, ev: Observe) -> None:
         obs = self.next_obs
         self.next_obs += 1
-        self.memory.observe(obs, ev.t, ev.text, ev.meta)
         truth = ev.truth
+        if self.hint is not None:
+            self.hint(truth.slot, self.seed, obs)
+        self.memory.observe(obs, ev.t, ev.text, ev.meta)
         if truth.slot is not None and truth.value is not None:
             self.truth_of.set(obs, truth.slot, truth.value)
             self.current_obs[truth.slot] = obs
@@ -158,7 +163,7 @@ def run_job(spec: JobSpec) -> JobResult:
 def _run(spec: JobSpec) -> JobResult:
     r = materialize(spec)
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
-    run = _Run(memory, spec.k)
+    run = _Run(memory, spec.k, spec.seed)
     cps = checkpoints(spec.horizon)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()

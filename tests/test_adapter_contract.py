@@ -10,10 +10,11 @@ import pytest
 from runner.adapters import MEMORIES, MemoryAdapter
 from runner.job import run_job
 from runner.resolve import make_spec, materialize
-from workloads import Observe, Query, Tick
+from workloads import WORKLOADS, Observe, Query, Tick
 
-# horizons small enough for the slow incumbents (pure-Python lethe-agent, mem0)
-SMALL = {"contradiction": 240, "lifecycle": 12}
+# every workload, at horizons small enough for the slow incumbents (pure-Python
+# lethe-agent, mem0)
+SMALL = {name: 240 if w.horizon_unit == "turns" else 12 for name, w in WORKLOADS.items()}
 INCUMBENT_SETTINGS = {
     "lethe_agent": [(), (("retention", "fifo"), ("capacity", 20)),
                     (("retention", "ttl"), ("ttl_days", 3.0))],

@@ -61,6 +61,7 @@ def shipped_tagger() -> _ShippedTagger:
     return _ShippedTagger(*tagger_from_weights(load_weights(weights_path(NAME))))
 
 
+@register_extractor("learned")
 @register_extractor("tagger")
 class LearnedTagger:
     """The shipped slot tagger; its lexicon must be the one it was trained for."""

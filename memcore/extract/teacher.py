@@ -7,6 +7,7 @@ from memcore.extract.base import Lexicon, register_extractor
 from memcore.text import tokenize
 
 
+@register_extractor("keyword")
 @register_extractor("teacher")
 class KeywordTeacher:
     """Links canonical phrasing only: a paraphrase never restates the phrase."""
