@@ -124,7 +124,7 @@ def test_list_workloads() -> None:
     """Guards against `list workloads` omitting a workload's horizon unit or default."""
     result = invoke("list", "workloads")
     assert result.exit_code == 0, result.output
-    rows = [line for line in result.stdout.splitlines() if "│ contradiction" in line]
+    rows = [line for line in result.stdout.splitlines() if "│ contradiction " in line]
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].split("│")]
     assert "turns" in cells

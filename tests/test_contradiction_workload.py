@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections import Counter
 
 import pytest
 
 from workloads import WORKLOADS, Observe, Query
+from workloads.contradiction import ATTRIBUTES, ENTITIES
 
 W = WORKLOADS["contradiction"]
 
@@ -108,3 +110,63 @@ def test_short_horizon_is_cut_during_seeding() -> None:
     """Prevents a horizon shorter than the 60 seeding turns from yielding extra events."""
     evs = list(W.events(0, 10, W.Params()))
     assert [e.t for e in evs] == list(range(10))
+
+
+class TestRetrievableVariant:
+    V = WORKLOADS["contradiction.retrievable"]
+
+    def events(self) -> list:
+        return list(self.V.events(4, 3000, self.V.Params()))
+
+    def test_hard_updates_carry_the_frame_but_no_canonical_phrase(self) -> None:
+        """Prevents a variant whose hard updates a keyword extractor can link (then they
+        are not hard) or that shares no frame word with the question (then it is the
+        seed's stream again)."""
+        from memcore import Lexicon
+        from memcore.extract.teacher import KeywordTeacher
+
+        teacher = KeywordTeacher(Lexicon(*dataclasses.astuple(self.V.vocabulary())))
+        hard = [e for e in self.events()
+                if isinstance(e, Observe) and e.truth.kind == "hard_update"]
+        assert len(hard) > 100
+        for e in hard:
+            entity, attr = e.truth.slot.split(".")
+            noun = next(a.noun for a in ATTRIBUTES if a.name == attr)
+            assert e.text.startswith(f"{entity.title()}'s {noun} changed: "), e.text
+            assert teacher.extract(e.text) is None, e.text
+
+    def test_a_share_of_distractors_overlaps_the_questions(self) -> None:
+        """Prevents noise_overlap that does nothing, or overlapping distractors that
+        assert a value."""
+        from memcore.text import tokenize
+
+        distractors = [e for e in self.events()
+                       if isinstance(e, Observe) and e.truth.kind == "distractor"]
+        names = set(ENTITIES)
+        overlapping = [e for e in distractors if names & set(tokenize(e.text))]
+        assert 0.25 < len(overlapping) / len(distractors) < 0.35
+        assert all(e.truth.slot is None for e in overlapping)
+
+    def test_the_oracle_can_now_retrieve_hard_updates(self) -> None:
+        """Prevents a variant where hard updates stay unretrievable: with a perfect
+        extractor, last-write-wins finds the hard-updated value there, not on the seed's
+        stream."""
+        from runner.job import run_job
+        from runner.resolve import make_spec
+
+        def hard_recall(workload: str) -> float:
+            spec = make_spec(workload, "last_write_wins", 0, horizon=1500,
+                             params=[("extractor", "oracle")])
+            return float(run_job(spec).metrics()["recall_at_k_hard"])
+
+        assert hard_recall("contradiction") == 0.0
+        assert hard_recall("contradiction.retrievable") > 0.2
+
+    def test_the_default_stream_is_untouched(self) -> None:
+        """Prevents the variant's knobs from changing the seed's stream (they draw only
+        when switched on)."""
+        base = list(W.events(4, 600, W.Params()))
+        same = list(W.events(4, 600, dataclasses.replace(W.Params(), hard_frame=False,
+                                                          noise_overlap=0.0)))
+        assert base == same
+        assert list(self.V.events(4, 600, self.V.Params())) != base

@@ -20,27 +20,28 @@ class Attribute:
     phrase: str
     values: tuple[str, ...]
     hard: tuple[str, str]
+    noun: str  # a frame word a question shares, never the whole canonical phrase
 
 
 ATTRIBUTES = (
     Attribute("home_city", "home city",
               ("boston", "denver", "austin", "seattle", "miami", "portland"),
-              ("{E} relocated to {v}.", "{E} settled down in {v}.")),
+              ("{E} relocated to {v}.", "{E} settled down in {v}."), "city"),
     Attribute("job_title", "job title",
               ("engineer", "teacher", "nurse", "pilot", "chef", "lawyer"),
-              ("{E} started working as a {v}.", "{E} was promoted to {v}.")),
+              ("{E} started working as a {v}.", "{E} was promoted to {v}."), "job"),
     Attribute("favorite_food", "favorite food",
               ("ramen", "tacos", "sushi", "pizza", "curry", "falafel"),
-              ("{E} cannot stop eating {v} lately.", "{E} is obsessed with {v} now.")),
+              ("{E} cannot stop eating {v} lately.", "{E} is obsessed with {v} now."), "food"),
     Attribute("phone_model", "phone model",
               ("pixel", "iphone", "galaxy", "nokia", "oneplus", "moto"),
-              ("{E} switched to a {v}.", "{E} upgraded to a {v}.")),
+              ("{E} switched to a {v}.", "{E} upgraded to a {v}."), "phone"),
     Attribute("current_project", "current project",
               ("atlas", "orbit", "delta", "nimbus", "vertex", "cobalt"),
-              ("{E} moved onto {v}.", "{E} now leads {v}.")),
+              ("{E} moved onto {v}.", "{E} now leads {v}."), "project"),
     Attribute("salary", "salary",
               ("90k", "100k", "110k", "120k", "130k", "140k"),
-              ("{E} got a raise to {v}.", "{E} now earns {v}.")),
+              ("{E} got a raise to {v}.", "{E} now earns {v}."), "pay"),
 )
 
 SUBJECTS = ("the weather", "a coworker", "the team", "a stranger", "the news", "a podcast")
@@ -51,6 +52,14 @@ PREDICATES = (
     "spotted a hawk near the parking lot",
     "recommended a new coffee shop downtown",
     "complained about the printer again",
+)
+
+# Distractors of the retrievable variant: they name a person and an attribute's frame
+# word (so they share vocabulary with questions) but assert no value.
+OVERLAP = (
+    "{E} complained about the {n} again.",
+    "{E} talked about a {n} documentary over lunch.",
+    "{E} asked the team for {n} advice.",
 )
 
 # Entity-major: the order of the query pool.
@@ -76,9 +85,12 @@ class ContradictionParams:
     p_query: float = 0.12
     p_update: float = 0.18
     p_hard: float = 0.4
+    # Off by default (the seed's stream, draw for draw); the retrievable variant's knobs:
+    hard_frame: bool = False    # hard updates open with the question's frame words
+    noise_overlap: float = 0.0  # share of distractors naming a person and a frame word
 
     def __post_init__(self) -> None:
-        for name in ("p_query", "p_update", "p_hard"):
+        for name in ("p_query", "p_update", "p_hard", "noise_overlap"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {v}")
@@ -128,6 +140,8 @@ class Contradiction:
                 kind, text = "fact", f"{title}'s {attr.phrase} is {value}."
             elif rng.random() < params.p_hard:
                 kind, text = "hard_update", rng.choice(attr.hard).format(E=title, v=value)
+                if params.hard_frame:
+                    text = f"{title}'s {attr.noun} changed: {text}"
             else:
                 kind, text = "canonical_update", f"{title}'s {attr.phrase} is now {value}."
             current[slot] = value
@@ -158,6 +172,10 @@ class Contradiction:
                 )
             elif r < p_upd:
                 yield assign(rng.choice(SLOTS), t)
+            elif params.noise_overlap and rng.random() < params.noise_overlap:
+                entity, attr = rng.choice(ENTITIES), rng.choice(ATTRIBUTES)
+                text = rng.choice(OVERLAP).format(E=entity.title(), n=attr.noun)
+                yield Observe(t, text, ObserveTruth(None, None, "distractor"))
             else:
                 subject = rng.choice(SUBJECTS)
                 predicate = rng.choice(PREDICATES)
@@ -166,3 +184,25 @@ class Contradiction:
                     f"{subject[0].upper()}{subject[1:]} {predicate}.",
                     ObserveTruth(None, None, "distractor"),
                 )
+
+
+@dataclass(frozen=True)
+class RetrievableParams(ContradictionParams):
+    hard_frame: bool = True
+    noise_overlap: float = 0.3
+
+
+@register_workload
+class ContradictionRetrievable(Contradiction):
+    """The contradiction stream where a hard update can be found and noise competes."""
+
+    name = "contradiction.retrievable"
+    Params = RetrievableParams
+    description = (
+        "The contradiction stream with two changes, so that retrieval and bloat matter: a "
+        "hard update opens with the question's frame words (\"Alice's city changed: Alice "
+        "relocated to denver.\"; still no canonical phrase, so the keyword extractor "
+        "cannot link it, but a retriever can find it), and 30% of distractors name a "
+        "person and an attribute's frame word without asserting a value (\"Bob asked the "
+        "team for job advice.\"), so a hoarded distractor can crowd a question's top k."
+    )
