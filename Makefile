@@ -34,8 +34,8 @@ bench-executors:
 bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
-# The repository's RESULTS.md: the committed sweep config, then the report (plots in
-# results/plots/, committed with it).
+# The repository's RESULTS.md: the committed sweep configs, then the report (plots in
+# results/plots/ and incumbents/plots/, committed with it).
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report

@@ -18,7 +18,7 @@ at ``flush()`` / ``close()``. ``MemoryStore.open`` reopens a SQLite store.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -190,6 +190,13 @@ class MemoryStore:
         self.peak_size = max(self.peak_size, cols.n_live)
         self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
+
+    def forget(self, obs_ids: Sequence[int], now: int, reason: str) -> None:
+        """Remove live observations on the caller's decision (a harness-side policy such
+        as the oracle), through the same removal path and forget log as a policy's."""
+        rows = np.array([self._row_of_obs[o] for o in obs_ids], dtype=np.int64)
+        if self._apply(Removal(rows, reason, np.full(len(rows), np.nan)), now):
+            self.backend.commit(self.cols, self._slot_names, self.peak_size)
 
     def tick(self, now: int) -> None:
         self._apply(self.policy.on_tick(self.cols, now), now)

@@ -164,6 +164,9 @@ def _run(spec: JobSpec) -> JobResult:
     r = materialize(spec)
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
     run = _Run(memory, spec.k, spec.seed)
+    foresee = getattr(memory, "foresee", None)
+    if foresee is not None:  # the oracle reads the questions ahead (a second pass)
+        foresee(r.workload.events(spec.seed, spec.horizon, r.workload_params))
     cps = checkpoints(spec.horizon)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
