@@ -57,6 +57,8 @@ class StoreParams:
     backend: str = "memory"
     path: str = ""
     log_keep: int = 10_000  # forget records held in memory (newest); -1: all
+    budget: int = 0         # most live entries whatever the policy (0: no budget)
+    budget_tokens: int = 0  # most live tokens whatever the policy (0: no budget)
     extract_miss: float = 0.0         # extractor=noisy: share of slot assertions unlinked
     extract_false_merge: float = 0.0  # extractor=noisy: share linked to a wrong attribute
 
@@ -70,6 +72,8 @@ class StoreParams:
             raise ValueError(unknown_backend(self.backend))
         if self.log_keep < -1:
             raise ValueError(f"log_keep must be -1 (keep all) or >= 0, got {self.log_keep}")
+        if self.budget < 0 or self.budget_tokens < 0:
+            raise ValueError("budget and budget_tokens must be >= 0 (0: no budget)")
         rates = (self.extract_miss, self.extract_false_merge)
         if min(rates) < 0 or sum(rates) > 1:
             raise ValueError("extract_miss and extract_false_merge must be >= 0 and sum to "
@@ -187,9 +191,31 @@ class MemoryStore:
         self._row_of_obs[obs] = row
         self.live_tokens += int(cols.ntok[row])
         self._apply(self.policy.on_add(cols, row, t), t)
+        if self.params.budget or self.params.budget_tokens:
+            self._apply(self._over_budget(t), t)
         self.peak_size = max(self.peak_size, cols.n_live)
         self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
+
+    def _over_budget(self, now: int) -> Removal | None:
+        """The uniform budget: while the store holds more than ``budget`` entries or
+        ``budget_tokens`` tokens, the entry of lowest strength goes (the policy's
+        ranking strength, 1 for a policy without one; the older first on a tie)."""
+        cols, p = self.cols, self.params
+        excess_n = cols.n_live - p.budget if p.budget else 0
+        excess_tok = self.live_tokens - p.budget_tokens if p.budget_tokens else 0
+        if excess_n <= 0 and excess_tok <= 0:
+            return None
+        live = np.flatnonzero(cols.live[: cols.n])
+        strength = self.policy.strength(cols, now)
+        s = np.ones(len(live)) if strength is None else np.asarray(strength)[live]
+        order = live[np.lexsort((cols.eid[live], s))]
+        k = max(excess_n, 0)
+        if excess_tok > 0:  # enough of the weakest to bring the tokens under the budget
+            freed = np.cumsum(cols.ntok[order])
+            k = max(k, int(np.searchsorted(freed, excess_tok)) + 1)
+        rows = order[:k]
+        return Removal(rows, "budget", s[np.searchsorted(live, rows)])
 
     def forget(self, obs_ids: Sequence[int], now: int, reason: str) -> None:
         """Remove live observations on the caller's decision (a harness-side policy such

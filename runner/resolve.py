@@ -80,12 +80,23 @@ def materialize(spec: JobSpec) -> Resolved:
     m = lookup(MEMORIES, spec.policy, "policy")
     params = dict(spec.params)
     workload_params = build(w.Params, params, "workload", spec.workload)
+    store_params = (build(m.StoreParams, params, "store", "the reference store")
+                    if m.StoreParams is not None else None)
+    policy_params = with_capacity_fraction(
+        build(m.Params, params, "policy", spec.policy), w, workload_params)
     return Resolved(
         workload=w,
         workload_params=workload_params,
         memory=m,
-        policy_params=with_capacity_fraction(
-            build(m.Params, params, "policy", spec.policy), w, workload_params),
-        store_params=(build(m.StoreParams, params, "store", "the reference store")
-                      if m.StoreParams is not None else None),
+        policy_params=with_budget(policy_params, store_params),
+        store_params=store_params,
     )
+
+
+def with_budget(policy_params: Any, store_params: Any) -> Any:
+    """A capacity policy (and the oracle) meets ``store.budget`` natively: its own
+    ``capacity`` becomes the budget (the store's uniform cap then never has to act)."""
+    budget = getattr(store_params, "budget", 0)
+    if budget and hasattr(policy_params, "capacity"):
+        return dataclasses.replace(policy_params, capacity=budget, capacity_fraction=0.0)
+    return policy_params

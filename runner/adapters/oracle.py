@@ -4,8 +4,9 @@ It is an adapter of the harness (it reads the truth, which memcore never sees): 
 reference store with nothing forgotten by a policy, where the oracle removes
 
 - a fact exactly when ground truth supersedes it (a newer assertion of its slot), and
-- under a memory budget (``capacity`` entries, or ``capacity_fraction`` of the
-  workload's distinct facts; 0 = unlimited), whenever the store is over it:
+- under a memory budget (``capacity`` or ``store.budget`` entries, ``capacity_fraction``
+  of the workload's distinct facts, ``store.budget_tokens`` tokens; 0 = unlimited),
+  whenever the store is over it:
   distractors first (oldest first), then Belady's rule over the future questions: the
   still-valid entry whose slot is asked next the latest (never again: first), the
   older first on a tie.
@@ -18,6 +19,7 @@ Retrieval is the reference store's, unchanged (``store.*`` parameters apply).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -47,9 +49,10 @@ class OracleParams:
 
 
 class OracleAdapter:
-    def __init__(self, store: MemoryStore, capacity: int) -> None:
+    def __init__(self, store: MemoryStore, capacity: int, token_capacity: int = 0) -> None:
         self.store = store
         self.capacity = capacity
+        self.token_capacity = token_capacity
         self._next_slot: str | None = None
         self._holder: dict[str, int] = {}      # slot -> the live observation asserting it
         self._slot_of: dict[int, str] = {}     # live slot-asserting observation -> slot
@@ -80,11 +83,15 @@ class OracleAdapter:
                 del self._slot_of[old]
             self._holder[slot] = obs_id
             self._slot_of[obs_id] = slot
-        if self.capacity:
+        if self.capacity or self.token_capacity:
             self._fit(t)
 
+    def _over(self) -> bool:
+        return ((self.capacity and self.store.size > self.capacity)
+                or (self.token_capacity and self.store.live_tokens > self.token_capacity))
+
     def _fit(self, t: int) -> None:
-        while self.store.size > self.capacity:
+        while self._over():
             if self._distractors:
                 victim = self._distractors.popleft()
             else:
@@ -120,11 +127,14 @@ class OracleAdapter:
 
 def build(policy_params: OracleParams, store_params: StoreParams, vocab: Vocabulary) -> Any:
     make_embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")
+    # the oracle meets a budget itself (store.budget is its capacity already, see
+    # runner.resolve.with_budget; store.budget_tokens here): the store's cap stays off
+    plain = dataclasses.replace(store_params, budget=0, budget_tokens=0)
     try:
-        store = MemoryStore(POLICIES["keep_all"](), make_embedder(), None, store_params)
+        store = MemoryStore(POLICIES["keep_all"](), make_embedder(), None, plain)
     except ValueError as exc:
         raise FbenchError(str(exc)) from None
-    return OracleAdapter(store, policy_params.capacity)
+    return OracleAdapter(store, policy_params.capacity, store_params.budget_tokens)
 
 
 register_memory(MemoryKind(
