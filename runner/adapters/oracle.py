@@ -87,8 +87,8 @@ class OracleAdapter:
             self._fit(t)
 
     def _over(self) -> bool:
-        return ((self.capacity and self.store.size > self.capacity)
-                or (self.token_capacity and self.store.live_tokens > self.token_capacity))
+        return bool((self.capacity and self.store.size > self.capacity)
+                    or (self.token_capacity and self.store.live_tokens > self.token_capacity))
 
     def _fit(self, t: int) -> None:
         while self._over():
