@@ -333,14 +333,24 @@ def summary_is_current(out: Path) -> bool:
 
 def read_summary(out: Path) -> pa.Table:
     """``OUT/summary.parquet``, recomputed first if missing or stale (with the same baseline;
-    ``keep_all`` if there was none, and then no comparisons if keep_all did not run)."""
+    if there was none, the sweep config's ``baseline`` or ``keep_all``, and then no
+    comparisons if that policy did not run)."""
     out = Path(out)
     path = out / SUMMARY
     if summary_is_current(out):
         return pq.read_table(path)
     if path.is_file():
         return aggregate(out, summary_baseline(pq.read_table(path)))
-    return aggregate(out, require_baseline=False)
+    return aggregate(out, sweep_baseline(out), require_baseline=False)
+
+
+def sweep_baseline(out: Path) -> str:
+    """The baseline the sweep's config named (``baseline = "oracle"``), else keep_all."""
+    try:
+        spec = json.loads((Path(out) / "sweep.json").read_text())["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "keep_all"
+    return str(spec.get("baseline", "keep_all"))
 
 
 # --- presentation ------------------------------------------------------------------------

@@ -124,6 +124,9 @@ def sweep(
         str | None, typer.Option(help="failed (default: resume), never, or always.")
     ] = None,
     k: Annotated[int | None, typer.Option(help="Items retrieved per query (default 5).")] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="The policy the report pairs cells with (default keep_all).")
+    ] = None,
     report: Annotated[
         bool, typer.Option(help="Aggregate and write OUT/RESULTS.md at the end.")
     ] = True,
@@ -154,6 +157,7 @@ def sweep(
         "workloads": parse_list(workloads, "workloads") or None,
         "horizons": parse_list(horizons, "horizons") or None,
         "k": k,
+        "baseline": baseline,
     }
     overrides["params"] = merge_params(spec_from_config(cfg).get("params", ()), param or [])
     spec = build_spec(cfg, overrides)

@@ -32,6 +32,7 @@ from runner.aggregate import (
     horizon_unit,
     load_shards,
     metric_decimals,
+    params_sort_key,
     read_summary,
     variant_label,
 )
@@ -171,6 +172,7 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path) -> s
     for setting in idx.settings():
         lines += _setting(idx, setting, plots, folder)
     lines += _scaling(idx, studies, plots, folder)
+    lines += _findings(idx)
     if plots.notes:
         lines += ["## Plots not made", ""] + [f"- {n}" for n in plots.notes] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -375,6 +377,69 @@ def _comparisons(idx: _Index, cells: list[Cell], metrics: list[Metric]) -> list[
             f"detectable difference, {tally['—']} without an interval.", "",
             *_table(["policy", "metric", "Δ mean", "95% CI of Δ", "better / tie / worse",
                      "share better", "MDD", "verdict"], rows, "llrrrrrl"), ""]
+
+
+# --- findings ----------------------------------------------------------------------------
+
+FRONTIER_AXES = ("contradiction_rate", "recall_at_k")  # lower, higher
+
+
+def pareto(points: dict[Any, tuple[float, float]]) -> list[Any]:
+    """Keys whose (lower-is-better, higher-is-better) point no other point dominates (as
+    good on both, better on one); in the order given."""
+    def dominated(a: tuple[float, float]) -> bool:
+        return any(b[0] <= a[0] and b[1] >= a[1] and b != a for b in points.values())
+
+    return [key for key, p in points.items() if not dominated(p)]
+
+
+def _findings(idx: _Index) -> list[str]:
+    """Per setting: the cells on the contradiction–recall frontier (by their means); with a
+    baseline run at several budgets (the oracle), the least recall regret at each."""
+    lines: list[str] = []
+    for setting in idx.settings():
+        cells = idx.in_setting(setting)
+        points = {}
+        for c in cells:
+            x, y = (_mean(idx, c, m) for m in FRONTIER_AXES)
+            if x is not None and y is not None:
+                points[c] = (x, y)
+        if not points:
+            continue
+        on = pareto(points)
+        d = idx.digits.get("recall_at_k", 3)
+        lines += [f"- **{_setting_title(setting)}**: on the frontier of contradiction rate "
+                  f"(lower) and recall (higher), {len(on)} of {len(points)} cells: "
+                  + "; ".join(f"{variant_label(c[3], c[4])} ({points[c][0]:.{d}f}, "
+                              f"{points[c][1]:.{d}f})" for c in on) + "."]
+        lines += _least_regret(idx, cells, d)
+    if not lines:
+        return []
+    return ["## Findings", "",
+            "Computed from the cell means: a cell is on the frontier when no other cell of "
+            "its setting has a contradiction rate as low and a recall as high, one of them "
+            "strictly better (pairs: contradiction rate, recall).", "", *lines, ""]
+
+
+def _least_regret(idx: _Index, cells: list[Cell], d: int) -> list[str]:
+    """With the baseline at a budget, each budget's cell of least recall regret (its
+    paired Δ against the baseline at the same budget), when the baseline is the oracle."""
+    if idx.baseline != "oracle":
+        return []
+    by_budget: dict[str, list[Cell]] = {}
+    for c in cells:
+        r = idx.rows[c].get("recall_at_k")
+        if c[3] != idx.baseline and r is not None and not _nan(r["delta_mean"]):
+            by_budget.setdefault(r["baseline_params"], []).append(c)
+    out = []
+    for bparams, cs in sorted(by_budget.items(), key=lambda kv: params_sort_key(kv[0])):
+        best = max(cs, key=lambda c: idx.rows[c]["recall_at_k"]["delta_mean"])
+        r = idx.rows[best]["recall_at_k"]
+        where = variant_label("oracle", bparams).removeprefix("oracle").strip() or "no budget"
+        out.append(f"  - at {where}: least recall regret {variant_label(best[3], best[4])}, "
+                   f"Δ {r['delta_mean']:+.{d}f} [{r['delta_ci_low']:+.{d}f}, "
+                   f"{r['delta_ci_high']:+.{d}f}] against the oracle")
+    return out
 
 
 # --- scaling -----------------------------------------------------------------------------

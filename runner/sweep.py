@@ -27,6 +27,7 @@ from runner.spec import JobSpec
 from workloads import WORKLOADS, Workload
 
 DEFAULT_SEEDS = 5
+DEFAULT_BASELINE = "keep_all"
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,17 @@ class SweepSpec:
     horizons: tuple[str, ...] = ("1x",)  # plain numbers in the workload's unit, or Nx
     params: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     k: int = 5
+    baseline: str = DEFAULT_BASELINE  # the policy the report pairs every cell with
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "seeds": list(self.seeds), "policies": list(self.policies),
             "workloads": list(self.workloads), "horizons": list(self.horizons),
             "params": {k: list(v) for k, v in self.params}, "k": self.k,
         }
+        if self.baseline != DEFAULT_BASELINE:  # sweeps without one keep their sweep.json
+            out["baseline"] = self.baseline
+        return out
 
 
 OVERWRITE = ("never", "failed", "always")
@@ -118,6 +123,9 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
     if not spec.seeds:
         raise FbenchError("a sweep needs at least one seed; give --seeds N or --seed-list")
     workloads, policies = workload_names(spec), policy_names(spec)
+    if spec.baseline != DEFAULT_BASELINE and spec.baseline not in policies:
+        raise FbenchError(f"baseline {spec.baseline!r} is not a policy of this sweep; "
+                          f"choose one of {', '.join(policies)}")
     _check_params_apply(spec, workloads, policies)
     jobs: dict[str, JobSpec] = {}
     for w in workloads:
@@ -169,7 +177,7 @@ def parse_param_axis(text: str) -> tuple[str, tuple[str, ...]]:
 
 CONFIG_KEYS = {
     "seeds", "seed_list", "policies", "workloads", "horizons", "params", "k",
-    "out", "executor", "address", "max_in_flight", "overwrite",
+    "out", "executor", "address", "max_in_flight", "overwrite", "baseline",
 }
 
 
@@ -225,6 +233,8 @@ def spec_from_config(data: dict[str, Any]) -> dict[str, Any]:
         )
     if "k" in data:
         out["k"] = data["k"]
+    if "baseline" in data:
+        out["baseline"] = str(data["baseline"])
     return out
 
 
