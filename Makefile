@@ -35,8 +35,9 @@ bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
 # The repository's RESULTS.md: the committed sweep configs, then the report (plots in
-# results/plots/ and incumbents/plots/, committed with it).
+# results/plots/, incumbents/plots/ and frontier/plots/, committed with it).
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
-	fbench report results --include incumbents --output RESULTS.md
+	fbench sweep --config sweeps/frontier.toml --no-report
+	fbench report results --include incumbents --include frontier --output RESULTS.md
