@@ -23,6 +23,7 @@ are removed.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -178,17 +179,26 @@ def _params_full(shards: pa.Table) -> dict[Cell, dict[str, Any]]:
     return out
 
 
+# store parameters a curve may run over, besides any policy.* parameter: the budget axes
+LINE_STORE_KEYS = ("store.budget", "store.budget_tokens")
+
+
+def _line_key(key: str) -> bool:
+    return key.startswith("policy.") or key in LINE_STORE_KEYS
+
+
 def sweeps(variants: Iterable[Variant]) -> dict[tuple[str, str, str], list[Variant]]:
-    """Variants of one policy (same non-policy overrides) that differ in exactly one
-    ``policy.*`` parameter, keyed by (policy, non-policy params, parameter)."""
+    """Variants of one policy (same other overrides) that differ in exactly one
+    ``policy.*`` parameter or budget (``store.budget``), keyed by (policy, the other
+    params, parameter)."""
     groups: dict[tuple[str, str], list[Variant]] = {}
     for policy, params in variants:
         rest = json.dumps({k: v for k, v in json.loads(params).items()
-                           if not k.startswith("policy.")}, sort_keys=True)
+                           if not _line_key(k)}, sort_keys=True)
         groups.setdefault((policy, rest), []).append((policy, params))
     out: dict[tuple[str, str, str], list[Variant]] = {}
     for (policy, rest), vs in groups.items():
-        keys = {k for _, p in vs for k in json.loads(p) if k.startswith("policy.")}
+        keys = {k for _, p in vs for k in json.loads(p) if _line_key(k)}
         if len(vs) >= 2 and len(keys) == 1:
             out[(policy, rest, keys.pop())] = vs
     return out
@@ -205,9 +215,8 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
     variants = summ.variants(setting)
     lines = sweeps(variants)
     in_line = {v for vs in lines.values() for v in vs}
-    color = {v: _style(i)["color"] for i, v in enumerate(variants)}
     fig, (ax,) = _figure(8, 6)
-    for (policy, rest, key), vs in sorted(lines.items()):
+    for i, ((policy, rest, key), vs) in enumerate(sorted(lines.items())):
         name = key.removeprefix("policy.")
         pts = []
         for v in vs:
@@ -216,14 +225,17 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
             value = full.get(cell, {}).get(key)
             if x is not None and y is not None and isinstance(value, int | float):
                 pts.append((float(value), x, y))
-        pts.sort(key=lambda p: p[0])
-        c = color[vs[0]]
-        ax.plot([p[1].mean for p in pts], [p[2].mean for p in pts], marker="o", color=c,
+        # a budget of 0 is no budget: the curve's far end, not its start
+        pts.sort(key=lambda p: math.inf if key in LINE_STORE_KEYS and p[0] == 0 else p[0])
+        st = _style(i)
+        ax.plot([p[1].mean for p in pts], [p[2].mean for p in pts], marker="o",
+                color=st["color"], linestyle=st["linestyle"],
                 label=f"{variant_label(policy, rest)} over {name}")
         same_place: dict[tuple[float, float], list[str]] = {}
         for value, x, y in pts:
-            _errorbar(ax, x, y, color=c, linestyle="none")
-            same_place.setdefault((x.mean, y.mean), []).append(f"{value:g}")
+            _errorbar(ax, x, y, color=st["color"], linestyle="none")
+            text = "none" if key in LINE_STORE_KEYS and value == 0 else f"{value:g}"
+            same_place.setdefault((x.mean, y.mean), []).append(text)
         for (px, py), values in same_place.items():
             ax.annotate(f"{name}={'/'.join(values)}", (px, py), textcoords="offset points",
                         xytext=(5, 5), fontsize=7)
@@ -231,7 +243,8 @@ def _frontier(setting: Setting, summ: _Summary, full: dict[Cell, dict[str, Any]]
         cell = (*setting, *v)
         x, y = summ.point(cell, xm), summ.point(cell, ym)
         if x is not None and y is not None:
-            _errorbar(ax, x, y, color=color[v], marker=MARKERS[(j + 1) % len(MARKERS)],
+            _errorbar(ax, x, y, color=_style(len(lines) + j)["color"],
+                      marker=MARKERS[(j + 1) % len(MARKERS)],
                       linestyle="none", label=variant_label(*v), **HOLLOW)
     ax.set_xlabel(f"{_directed(xm)} (mean, 95% CI)")
     ax.set_ylabel(f"{_directed(ym)} (mean, 95% CI)")
