@@ -45,3 +45,17 @@ def test_budget_evicts_distractors_before_facts() -> None:
     slot (60 on contradiction), no question ever finds its current fact deleted."""
     assert mean("contradiction", "oracle", "false_forget_rate", capacity=60) == 0.0
     assert mean("contradiction", "oracle", "false_forget_rate", capacity=30) > 0.0
+
+
+@pytest.mark.parametrize("workload", ["contradiction", "lifecycle"])
+def test_no_reference_policy_beats_the_oracle_at_a_budget(workload: str) -> None:
+    """Prevents a budgeted oracle that some policy out-recalls: at store budgets of 20
+    and 60 entries, every reference policy's mean recall (seeds 0-2) is at most the
+    oracle's."""
+    from memcore import POLICIES
+
+    for budget in (20, 60):
+        oracle = mean(workload, "oracle", "recall_at_k", budget=budget)
+        for policy in sorted(p for p, c in POLICIES.items() if not c.wrapper):
+            assert mean(workload, policy, "recall_at_k", budget=budget) <= oracle, \
+                (policy, budget)
