@@ -167,7 +167,7 @@ def sweep(
         spec, jobs, folder,
         executor=executor or cfg.get("executor", "auto"),
         address=address or cfg.get("address"),
-        max_in_flight=max_in_flight or cfg.get("max_in_flight"),
+        max_in_flight=max_in_flight if max_in_flight is not None else cfg.get("max_in_flight"),
         overwrite=overwrite or cfg.get("overwrite", "failed"),
     )
     if dry_run:

@@ -1,0 +1,112 @@
+"""Bad input, table-driven: every bad invocation prints one line naming the problem (and
+the valid choices where there are some), exits 2, prints no traceback and leaves no
+file behind. The files some cases need (a malformed config, a file where a folder
+should be) are made before the snapshot of the working folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from runner.cli import app
+
+RUN = ["run", "--workload", "contradiction", "--policy", "ebbinghaus", "--seed", "0"]
+SWEEP = ["sweep", "--no-report", "--out", "out"]
+
+FIXTURES = {
+    "bad.toml": "seeds = [1,\npolicies = 3",
+    "unknown_key.toml": "seeds = 2\npolicy = ['keep_all']\n",
+    "empty_grid.toml": "seeds = 2\n[params]\n\"ebbinghaus.tau\" = []\n",
+    "a_file": "not a folder",
+}
+
+# (id, argv, words the one line must contain)
+CASES: list[tuple[str, list[str], list[str]]] = [
+    # names
+    ("unknown-policy", ["run", "--workload", "contradiction", "--policy", "nope"],
+     ["unknown policy 'nope'", "keep_all"]),
+    ("policy-typo", ["run", "--workload", "contradiction", "--policy", "ebinghaus"],
+     ["did you mean 'ebbinghaus'"]),
+    ("unknown-workload", ["run", "--workload", "nope", "--policy", "keep_all"],
+     ["unknown workload 'nope'", "lifecycle"]),
+    ("workload-typo", ["run", "--workload", "lifecycel", "--policy", "keep_all"],
+     ["did you mean 'lifecycle'"]),
+    ("unknown-embedder", [*RUN, "--param", "embedder=bert"], ["unknown embedder 'bert'", "minilm"]),
+    ("unknown-extractor", [*RUN, "--param", "extractor=orcale"],
+     ["unknown extractor 'orcale'", "did you mean 'oracle'"]),
+    ("unknown-listing", ["list", "polices"], ["unknown listing 'polices'", "policies"]),
+    ("sweep-unknown-policy", [*SWEEP, "--policies", "keep_all,nope"], ["unknown policy 'nope'"]),
+    ("sweep-unknown-workload", [*SWEEP, "--workloads", "contradictio"],
+     ["did you mean 'contradiction'"]),
+    ("unknown-executor", [*SWEEP, "--executor", "spark"], ["unknown executor 'spark'"]),
+    ("unknown-overwrite", [*SWEEP, "--overwrite", "sometimes"], ["--overwrite 'sometimes'"]),
+    ("baseline-not-in-sweep", [*SWEEP, "--policies", "fifo", "--baseline", "oracle"],
+     ["baseline 'oracle' is not a policy"]),
+    ("incumbent-bad-retention", ["run", "--workload", "contradiction", "--policy",
+                                 "lethe_agent", "--param", "retention=lru2"],
+     ["retention 'lru2'", "score_decay"]),
+    # numbers
+    ("seed-negative", [*RUN[:-1], "-1"], ["seed must be non-negative"]),
+    ("horizon-zero", [*RUN, "--horizon", "0"], ["horizon must be a positive number of turns"]),
+    ("horizon-negative", [*RUN, "--horizon", "-5"], ["horizon must be a positive"]),
+    ("k-zero", [*RUN, "--k", "0"], ["k must be a positive"]),
+    ("sweep-seeds-zero", [*SWEEP, "--seeds", "0"], ["--seeds must be positive"]),
+    ("sweep-horizon-zero", [*SWEEP, "--horizons", "0"], ["horizon '0' must be positive"]),
+    ("sweep-horizon-text", [*SWEEP, "--horizons", "12y"], ["neither a number nor Nx"]),
+    ("sweep-k-zero", [*SWEEP, "--k", "0"], ["k must be a positive integer"]),
+    ("max-in-flight-zero", [*SWEEP, "--max-in-flight", "0"], ["--max-in-flight must be positive"]),
+    ("seeds-and-seed-list", [*SWEEP, "--seeds", "2", "--seed-list", "1"], ["not both"]),
+    # --param syntax and ranges
+    ("param-no-equals", [*RUN, "--param", "tau"], ["'tau' is not key=value"]),
+    ("param-not-a-number", [*RUN, "--param", "tau=abc"], ["is not a valid float"]),
+    ("param-unknown-key", [*RUN, "--param", "nosuch=1"], ["unknown parameter 'nosuch'"]),
+    ("param-out-of-range", [*RUN, "--param", "tau=-1"], ["tau must be positive"]),
+    ("probability-out-of-range", [*RUN, "--param", "p_hard=1.5"], ["p_hard must be in [0, 1]"]),
+    ("rates-without-noisy", [*RUN, "--param", "extract_miss=0.2"], ["need extractor=noisy"]),
+    ("negative-budget", [*RUN, "--param", "budget=-3"], ["budget"]),
+    ("sweep-param-no-values", [*SWEEP, "--param", "ebbinghaus.tau"], ["not key=v1,v2"]),
+    ("sweep-param-applies-to-nothing", [*SWEEP, "--policies", "fifo", "--param", "tau=1,2"],
+     ["applies to no job"]),
+    # configs and paths
+    ("config-missing", [*SWEEP, "--config", "missing.toml"], ["does not exist"]),
+    ("config-malformed", [*SWEEP, "--config", "bad.toml"], ["is not valid TOML"]),
+    ("config-unknown-key", [*SWEEP, "--config", "unknown_key.toml"],
+     ["unknown key 'policy'", "policies"]),
+    ("config-empty-grid", [*SWEEP, "--config", "empty_grid.toml"], ["has no values"]),
+    ("out-is-a-file", ["sweep", "--no-report", "--out", "a_file", "--seeds", "1"],
+     ["a_file"]),
+    ("unreachable-address", [*SWEEP, "--seeds", "1", "--address", "127.0.0.1:1"],
+     ["127.0.0.1:1"]),
+    ("report-no-sweep", ["report", "nowhere"], ["no shards"]),
+    ("aggregate-no-sweep", ["aggregate", "nowhere"], ["no shards"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), [(a, w) for _, a, w in CASES],
+                         ids=[i for i, _, _ in CASES])
+def test_bad_invocation(argv: list[str], words: list[str], tmp_path: Path,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a bad invocation from printing a traceback or several lines, exiting
+    with another code, failing to name the problem, or leaving files behind."""
+    for name, text in FIXTURES.items():
+        (tmp_path / name).write_text(text)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before, \
+        "files were left behind"
+    assert os.getcwd() == str(tmp_path)
+
+
+def test_the_table_is_large_enough() -> None:
+    """Prevents the table shrinking below the 30 invocations it promises."""
+    assert len(CASES) >= 30
