@@ -8,6 +8,7 @@ retrained file is byte-identical to the shipped one (a clean ``git status``)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from safetensors.torch import save_file
 
 WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
 META_KEY = "fbench"  # the one safetensors metadata key: a JSON object
+SUMS = "SHA256SUMS"  # the shipped files' digests, next to them (sha256sum's format)
 
 
 @dataclass(frozen=True)
@@ -34,18 +36,51 @@ def weights_path(name: str) -> Path:
     return WEIGHTS_DIR / f"{name}.safetensors"
 
 
+def recorded_digests(folder: Path) -> dict[str, str]:
+    """``{file name: SHA-256}`` from ``folder/SHA256SUMS`` (empty when there is none)."""
+    sums = folder / SUMS
+    if not sums.is_file():
+        return {}
+    out = {}
+    for line in sums.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            out[name.strip()] = digest.strip()
+    return out
+
+
 def load_weights(path: Path) -> WeightsFile:
-    """Read tensors and metadata; a missing file names the command that writes it."""
+    """Read tensors and metadata. Safetensors only (nothing is unpickled); a file whose
+    SHA-256 differs from the one recorded next to it, or that is not safetensors at
+    all, is a one-line error; a missing file names the command that writes it."""
     if not path.is_file():
         raise FileNotFoundError(
             f"weights file {path} is missing; write it with `python -m runner.train {path.stem}`"
         )
-    with safe_open(str(path), framework="pt") as f:
-        tensors = {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 (not a dict)
-        raw = f.metadata() or {}
+    expected = recorded_digests(path.parent).get(path.name)
+    if expected is not None and hashlib.sha256(path.read_bytes()).hexdigest() != expected:
+        raise ValueError(
+            f"weights file {path} does not match its recorded SHA-256 (tampered or corrupt); "
+            f"reinstall fbench, or rewrite it with `fbench train {path.stem}`")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            tensors = {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 (not a dict)
+            raw = f.metadata() or {}
+    except Exception as exc:  # safetensors raises its own error types for a bad header
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"weights file {path} is not a valid safetensors file: {first}") from None
     if META_KEY not in raw:
         raise ValueError(f"weights file {path} has no {META_KEY!r} metadata")
     return WeightsFile(tensors, json.loads(raw[META_KEY]))
+
+
+def record_digest(path: Path) -> None:
+    """Write ``path``'s SHA-256 into the SHA256SUMS next to it (atomic)."""
+    sums = recorded_digests(path.parent)
+    sums[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    tmp = path.parent / (SUMS + ".tmp")
+    tmp.write_text("".join(f"{d}  {n}\n" for n, d in sorted(sums.items())))
+    tmp.replace(path.parent / SUMS)
 
 
 def save_weights(path: Path, weights: WeightsFile) -> None:
@@ -57,3 +92,4 @@ def save_weights(path: Path, weights: WeightsFile) -> None:
     save_file(tensors, str(tmp), metadata=meta)
     tmp.chmod(0o644)  # package data: readable by everyone (the writer creates it 0600)
     tmp.replace(path)
+    record_digest(path)

@@ -54,10 +54,11 @@ class ReferenceAdapter:
 
 def build_reference(policy_name: str) -> Any:
     def build(policy_params: Any, store_params: StoreParams, vocab: Vocabulary) -> ReferenceAdapter:
-        policy = POLICIES[policy_name](policy_params)
         make_embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")
         make_extractor = lookup(EXTRACTORS, store_params.extractor, "extractor")
         try:
+            # a learned policy loads its weights here: a bad file is one line too
+            policy = POLICIES[policy_name](policy_params)
             embedder = make_embedder()  # minilm: a missing model package is one line too
             extractor = make_extractor(Lexicon(vocab.entities, vocab.phrases))
             configure = getattr(extractor, "configure", None)
