@@ -48,6 +48,9 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("incumbent-bad-retention", ["run", "--workload", "contradiction", "--policy",
                                  "lethe_agent", "--param", "retention=lru2"],
      ["retention 'lru2'", "score_decay"]),
+    ("policy-path-escape", [*SWEEP, "--policies", "../../etc/passwd"],
+     ["unknown policy '../../etc/passwd'"]),
+    ("workload-path-escape", [*SWEEP, "--workloads", "../x"], ["unknown workload '../x'"]),
     # numbers
     ("seed-negative", [*RUN[:-1], "-1"], ["seed must be non-negative"]),
     ("horizon-zero", [*RUN, "--horizon", "0"], ["horizon must be a positive number of turns"]),
@@ -110,3 +113,18 @@ def test_bad_invocation(argv: list[str], words: list[str], tmp_path: Path,
 def test_the_table_is_large_enough() -> None:
     """Prevents the table shrinking below the 30 invocations it promises."""
     assert len(CASES) >= 30
+
+
+def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None:
+    """Prevents a registered name from steering a shard outside OUT (``..``, a slash)."""
+    from runner.adapters import MEMORIES
+    from runner.resolve import make_spec
+    from runner.shard import shard_path
+    from workloads import WORKLOADS
+
+    out = (tmp_path / "out").resolve()
+    for workload in WORKLOADS:
+        for policy in MEMORIES:
+            path = shard_path(out, make_spec(workload, policy, 0, horizon=10)).resolve()
+            assert path.is_relative_to(out / "shards"), path
+            assert ".." not in path.relative_to(out).parts
