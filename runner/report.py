@@ -435,7 +435,7 @@ def _least_regret(idx: _Index, cells: list[Cell], d: int) -> list[str]:
     for bparams, cs in sorted(by_budget.items(), key=lambda kv: params_sort_key(kv[0])):
         best = max(cs, key=lambda c: idx.rows[c]["recall_at_k"]["delta_mean"])
         r = idx.rows[best]["recall_at_k"]
-        where = variant_label("oracle", bparams).removeprefix("oracle").strip() or "no budget"
+        where = variant_label("", bparams).strip() or "no budget"
         out.append(f"  - at {where}: least recall regret {variant_label(best[3], best[4])}, "
                    f"Δ {r['delta_mean']:+.{d}f} [{r['delta_ci_low']:+.{d}f}, "
                    f"{r['delta_ci_high']:+.{d}f}] against the oracle")

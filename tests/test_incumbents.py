@@ -196,6 +196,12 @@ class TestMiniLM:
         for text in {t for block in blocks for t in block}:
             assert np.array_equal(a.embed(text), b.embed(text))
 
+    def test_only_a_batching_embedder_is_offered_the_blocks(self) -> None:
+        """Prevents the job's blocks from skipping the minilm embedder's batch (or from
+        building text lists for an embedder that cannot batch)."""
+        assert build("keep_all", embedder="minilm").prefetch.__self__.dim == 384
+        assert not hasattr(build("keep_all"), "prefetch")
+
     def test_minilm_jobs_repeat_exactly(self) -> None:
         """Prevents a reference job on minilm whose metrics change from run to run."""
         spec = make_spec("contradiction", "ebbinghaus", 2, horizon=400,

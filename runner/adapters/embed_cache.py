@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memcore.minilm import one_torch_thread
+
 
 class CachedEmbed:
     """Wraps ``encode(text, *args) -> list[float]``; usable as a function (mem0's
@@ -20,14 +22,8 @@ class CachedEmbed:
     def __call__(self, text: str, *args: Any) -> list[float]:
         vec = self._cache.get(text)
         if vec is None:
-            import torch
-
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
+            with one_torch_thread():
                 vec = [float(x) for x in self._encode(text, *args)]
-            finally:
-                torch.set_num_threads(threads)
             self._cache[text] = vec
         return list(vec)
 

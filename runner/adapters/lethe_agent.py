@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memcore.minilm import local_model
 from memcore.store import parse_tags
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind, register_memory
@@ -45,7 +46,6 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 TAG = "fbench:obs="
 RETENTIONS = ("score_decay", "fifo", "lru", "lfu", "lifo", "ttl")
 EMBEDDERS = ("hashing", "minilm")
-CAPACITY_RETENTIONS = ("fifo", "lru", "lfu", "lifo")
 _shared_minilm: Any = None
 
 
@@ -77,7 +77,7 @@ class LetheAgentParams:
                              f"got {self.consolidate_every}")
 
 
-def retention_policy(lethe: Any, p: LetheAgentParams) -> tuple[Any, int | None]:
+def retention_policy(p: LetheAgentParams) -> tuple[Any, int | None]:
     """The library's retention policy object and the capacity to give its store."""
     from lethe import retention
 
@@ -97,12 +97,9 @@ def library_embedder(lethe: Any, p: LetheAgentParams) -> Any:
         SentenceTransformersEmbedder,
     )
 
-    from memcore.minilm import model_path, shared_model
-
     global _shared_minilm
-    shared_model()  # offline switches set, one-line error if the model package is missing
     if _shared_minilm is None:  # the library's integration, loaded once per process
-        _shared_minilm = SentenceTransformersEmbedder(model_path())
+        _shared_minilm = SentenceTransformersEmbedder(local_model())
     return CachedEmbed(_shared_minilm.embed)
 
 
@@ -114,7 +111,7 @@ class LetheAgentAdapter:
         self._now = EPOCH
         self._step = -1
         self._within = 0
-        policy, capacity = retention_policy(lethe, p)
+        policy, capacity = retention_policy(p)
         self.store = lethe.MemoryStore(
             backend=lethe.InMemoryBackend(), embedder=library_embedder(lethe, p),
             clock=lambda: self._now, forget_log=lethe.InMemoryForgetLog(),
@@ -139,11 +136,12 @@ class LetheAgentAdapter:
 
     def _consolidate(self) -> None:
         self.store.consolidate()
-        entries = self.store.forget_log().entries()
-        for entry in entries[self._log_seen:]:
+        log = self.store.forget_log()
+        new = len(log) - self._log_seen  # read only the entries added since last time
+        for entry in log.entries(limit=new) if new else ():
             self._counts[entry.reason] = self._counts.get(entry.reason, 0) + 1
             self._tokens -= self._tokens_of.pop(entry.memory_id, 0)
-        self._log_seen = len(entries)
+        self._log_seen += new
 
     # the adapter interface -----------------------------------------------------------
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
@@ -159,9 +157,8 @@ class LetheAgentAdapter:
     def query(self, t: int, text: str, k: int) -> list[Hit]:
         self._advance(t)
         items = self.store.recall(text, k=k)
-        # a merge winner keeps its own id (and gains the loser's tag): its own
-        # observation is the one returned
-        # the library returns items, not their similarity: no score to report
+        # a merge winner keeps its own id (and gains the loser's tag), so its own
+        # observation is the one returned; the library gives no similarity to report
         return [Hit(self._obs_of[item.id], math.nan) for item in items]
 
     def tick(self, t: int) -> None:

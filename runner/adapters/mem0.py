@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memcore.minilm import local_model
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind, register_memory
 from runner.adapters.embed_cache import CachedEmbed
@@ -135,10 +136,8 @@ def build(policy_params: Mem0Params, store_params: Any, vocab: Vocabulary) -> An
     mem0 = require("mem0", "mem0ai", NAME)
     require("qdrant_client", "qdrant-client", NAME)
     try:
-        from memcore.minilm import model_path, shared_model
-
-        shared_model()  # one-line error if sentence-transformers or the model is missing
-        return Mem0Adapter(mem0, model_path(), policy_params)
+        # mem0's huggingface embedder loads the model itself, from this folder
+        return Mem0Adapter(mem0, local_model(), policy_params)
     except ValueError as exc:
         raise FbenchError(str(exc)) from None
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from memcore import EMBEDDERS, POLICIES, MemoryStore, StoreParams
 from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.adapters.reference import StoreAdapter
 from runner.errors import FbenchError, lookup
 from workloads import Query, Vocabulary
 
@@ -48,9 +49,12 @@ class OracleParams:
             raise ValueError("oracle capacity and capacity_fraction must be >= 0 (0: no budget)")
 
 
-class OracleAdapter:
+class OracleAdapter(StoreAdapter):
+    """The reference store, with removals decided by ground truth (no extractor, so no
+    extractor diagnostics)."""
+
     def __init__(self, store: MemoryStore, capacity: int, token_capacity: int = 0) -> None:
-        self.store = store
+        super().__init__(store)
         self.capacity = capacity
         self.token_capacity = token_capacity
         self._next_slot: str | None = None
@@ -90,16 +94,17 @@ class OracleAdapter:
         return bool((self.capacity and self.store.size > self.capacity)
                     or (self.token_capacity and self.store.live_tokens > self.token_capacity))
 
+    def _next_ask(self, obs: int) -> tuple[float, int]:
+        """When the entry's slot is asked next (never: infinity); the older ranks later."""
+        times = self._asked.get(self._slot_of[obs])
+        return (times[0] if times else math.inf, -obs)
+
     def _fit(self, t: int) -> None:
         while self._over():
             if self._distractors:
                 victim = self._distractors.popleft()
-            else:
-                def next_ask(obs: int) -> tuple[float, int]:
-                    times = self._asked.get(self._slot_of[obs])
-                    return (times[0] if times else math.inf, -obs)
-
-                victim = max(self._slot_of, key=next_ask)
+            else:  # Belady: the entry asked next the latest
+                victim = max(self._slot_of, key=self._next_ask)
                 del self._holder[self._slot_of.pop(victim)]
             self.store.forget([victim], t, BUDGET)
 
@@ -107,22 +112,7 @@ class OracleAdapter:
         if self._questions:  # this question is now past: its slot's next ask moves on
             slot = self._questions.popleft()
             self._asked[slot].popleft()
-        return [Hit(h.obs_id, h.score) for h in self.store.retrieve(text, t, k)]
-
-    def tick(self, t: int) -> None:
-        self.store.tick(t)
-
-    def holds(self, obs_id: int) -> bool:
-        return self.store.holds(obs_id)
-
-    def size(self) -> int:
-        return self.store.size
-
-    def tokens(self) -> int:
-        return self.store.live_tokens
-
-    def forgotten(self) -> dict[str, int]:
-        return self.store.forget_log.counts()
+        return super().query(t, text, k)
 
 
 def build(policy_params: OracleParams, store_params: StoreParams, vocab: Vocabulary) -> Any:

@@ -12,14 +12,15 @@ from runner.errors import FbenchError, lookup
 from workloads import Vocabulary
 
 
-class ReferenceAdapter:
-    """Wraps ``memcore.MemoryStore``; hits carry the harness's observation ids."""
+class StoreAdapter:
+    """A ``memcore.MemoryStore`` behind the harness's interface; hits carry the
+    harness's observation ids. The reference adapter and the oracle both build on it."""
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
-        hint = getattr(store.extractor, "hint", None)
-        if hint is not None:  # a harness-side extractor (oracle, noisy) takes the truth
-            self.hint_truth = hint
+        batch = getattr(store.embedder, "prefetch", None)
+        if batch is not None:  # a batching embedder (minilm) sees each block's texts
+            self.prefetch = batch
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         self.store.add(text, t, obs_id, meta)
@@ -30,12 +31,6 @@ class ReferenceAdapter:
     def tick(self, t: int) -> None:
         self.store.tick(t)
 
-    def prefetch(self, texts: list[str]) -> None:
-        """Let a batching embedder encode a block of upcoming texts at once."""
-        batch = getattr(self.store.embedder, "prefetch", None)
-        if batch is not None:
-            batch(texts)
-
     def holds(self, obs_id: int) -> bool:
         return self.store.holds(obs_id)
 
@@ -45,11 +40,21 @@ class ReferenceAdapter:
     def tokens(self) -> int:
         return self.store.live_tokens
 
-    def linked_slot(self, obs_id: int) -> str | None:
-        return self.store.slot_of(obs_id)
-
     def forgotten(self) -> dict[str, int]:
         return self.store.forget_log.counts()
+
+
+class ReferenceAdapter(StoreAdapter):
+    """The store with one registered policy, and its extractor's diagnostics."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        super().__init__(store)
+        hint = getattr(store.extractor, "hint", None)
+        if hint is not None:  # a harness-side extractor (oracle, noisy) takes the truth
+            self.hint_truth = hint
+
+    def linked_slot(self, obs_id: int) -> str | None:
+        return self.store.slot_of(obs_id)
 
 
 def build_reference(policy_name: str) -> Any:
