@@ -45,7 +45,8 @@ CELL = ("workload", "horizon", "k", "policy", "params")
 REQUIRED = tuple(name for name, _ in COORDINATES + CHECKPOINT)
 # The metrics the CLI table and the report's main table show (their direction and
 # description still come from the declarations).
-HEADLINE = ("contradiction_rate", "recall_at_k", "false_forget_rate", "final_size", "final_tokens")
+HEADLINE = ("contradiction_rate", "recall_at_k", "recall_current_at_k", "false_forget_rate",
+            "final_size", "final_tokens")
 
 SUMMARY_SCHEMA = pa.schema([
     ("workload", pa.string()),

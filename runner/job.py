@@ -71,6 +71,8 @@ class _Run:
         self.hint = getattr(memory, "hint_truth", None)
         self.truth_of = TruthTable()
         self.current_obs: dict[str, int] = {}
+        # slot -> (its current value, the first observation of that value's current run)
+        self.run_start: dict[str, tuple[str, int]] = {}
         self.next_obs = 0
         self.peak = 0
         cats = ("all", *CATEGORIES)
@@ -93,6 +95,9 @@ class _Run:
         if truth.slot is not None and truth.value is not None:
             self.truth_of.set(obs, truth.slot, truth.value)
             self.current_obs[truth.slot] = obs
+            run = self.run_start.get(truth.slot)
+            if run is None or run[0] != truth.value:
+                self.run_start[truth.slot] = (truth.value, obs)
         if self.diagnoses:
             linked = self.memory.linked_slot(obs)
             self.n_obs += 1
@@ -112,8 +117,10 @@ class _Run:
         hits = [h.obs_id for h in found]
         current = self.current_obs.get(truth.slot)
         forgotten = current is not None and not self.memory.holds(current)
+        run = self.run_start.get(truth.slot)
+        since = run[1] if run is not None and run[0] == truth.value else self.next_obs
         values = score_query(hits, truth.slot, truth.value, self.truth_of, forgotten,
-                             self.k).values()
+                             self.k, since).values()
         for cat in ("all", truth.category):
             self.counts[cat] += 1
             sums = self.sums[cat]

@@ -421,24 +421,30 @@ def _findings(idx: _Index) -> list[str]:
             "strictly better (pairs: contradiction rate, recall).", "", *lines, ""]
 
 
+REGRET_METRICS = {"recall_at_k": "recall", "recall_current_at_k": "current recall"}
+
+
 def _least_regret(idx: _Index, cells: list[Cell], d: int) -> list[str]:
-    """With the baseline at a budget, each budget's cell of least recall regret (its
-    paired Δ against the baseline at the same budget), when the baseline is the oracle."""
+    """With the baseline at a budget, each budget's cell of least regret on each recall
+    (its paired Δ against the baseline at the same budget), when the baseline is the
+    oracle."""
     if idx.baseline != "oracle":
         return []
-    by_budget: dict[str, list[Cell]] = {}
-    for c in cells:
-        r = idx.rows[c].get("recall_at_k")
-        if c[3] != idx.baseline and r is not None and not _nan(r["delta_mean"]):
-            by_budget.setdefault(r["baseline_params"], []).append(c)
     out = []
-    for bparams, cs in sorted(by_budget.items(), key=lambda kv: params_sort_key(kv[0])):
-        best = max(cs, key=lambda c: idx.rows[c]["recall_at_k"]["delta_mean"])
-        r = idx.rows[best]["recall_at_k"]
-        where = variant_label("", bparams).strip() or "no budget"
-        out.append(f"  - at {where}: least recall regret {variant_label(best[3], best[4])}, "
-                   f"Δ {r['delta_mean']:+.{d}f} [{r['delta_ci_low']:+.{d}f}, "
-                   f"{r['delta_ci_high']:+.{d}f}] against the oracle")
+    for metric, label in REGRET_METRICS.items():
+        by_budget: dict[str, list[Cell]] = {}
+        for c in cells:
+            r = idx.rows[c].get(metric)
+            if c[3] != idx.baseline and r is not None and not _nan(r["delta_mean"]):
+                by_budget.setdefault(r["baseline_params"], []).append(c)
+        for bparams, cs in sorted(by_budget.items(), key=lambda kv: params_sort_key(kv[0])):
+            best = max(cs, key=lambda c: idx.rows[c][metric]["delta_mean"])
+            r = idx.rows[best][metric]
+            where = variant_label("", bparams).strip() or "no budget"
+            out.append(f"  - at {where}: least {label} regret "
+                       f"{variant_label(best[3], best[4])}, Δ {r['delta_mean']:+.{d}f} "
+                       f"[{r['delta_ci_low']:+.{d}f}, {r['delta_ci_high']:+.{d}f}] against "
+                       f"the oracle")
     return out
 
 

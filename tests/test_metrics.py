@@ -37,9 +37,10 @@ def test_all_correct() -> None:
     """Guards against correct hits being miscounted: every hit holds the current value."""
     s = score([2, 3])
     assert s == QueryScore(retrieved=2, correct=2, stale=0, top1_correct=True,
-                           current_forgotten=False, top5_correct=True)
+                           current_forgotten=False, top5_correct=True, current=2)
     assert s.values() == {
         "contradiction_rate": 0.0, "stale_fraction": 0.0, "recall_at_k": 1.0, "recall_at_5": 1.0,
+        "recall_current_at_k": 1.0,
         "accuracy_at_1": 1.0, "precision": 1.0, "false_forget_rate": 0.0,
     }
 
@@ -50,6 +51,7 @@ def test_all_stale() -> None:
     assert s == QueryScore(2, 0, 2, False, False, False)
     assert s.values() == {
         "contradiction_rate": 1.0, "stale_fraction": 1.0, "recall_at_k": 0.0, "recall_at_5": 0.0,
+        "recall_current_at_k": 0.0,
         "accuracy_at_1": 0.0, "precision": 0.0, "false_forget_rate": 0.0,
     }
 
@@ -58,11 +60,25 @@ def test_mixed_with_noise() -> None:
     """Guards against noise, other slots or same-value-other-slot hits leaking into the
     correct/stale counts, and against dividing by something other than the items retrieved."""
     s = score([0, 2, ABSENT, 4, 1])
-    assert s == QueryScore(5, 1, 2, False, False, True)
+    assert s == QueryScore(5, 1, 2, False, False, True, 1)
     assert s.values() == {
         "contradiction_rate": 1.0, "stale_fraction": 2 / 5, "recall_at_k": 1.0, "recall_at_5": 1.0,
+        "recall_current_at_k": 1.0,
         "accuracy_at_1": 0.0, "precision": 1 / 5, "false_forget_rate": 0.0,
     }
+
+
+def test_current_recall_credits_only_the_current_run() -> None:
+    """Guards against recall_current_at_k crediting an older entry whose value came back
+    (austin at 2, replaced, then austin again at 3): only ids from ``since`` on count,
+    while the seeds' recall_at_k still credits both."""
+    old = score_query([2, 0], "alice.city", "austin", TRUTH, False, since=3)
+    assert (old.correct, old.current) == (1, 0)
+    assert old.values()["recall_at_k"] == 1.0
+    assert old.values()["recall_current_at_k"] == 0.0
+    new = score_query([0, 3], "alice.city", "austin", TRUTH, False, since=3)
+    assert (new.correct, new.current) == (1, 1)
+    assert new.values()["recall_current_at_k"] == 1.0
 
 
 def test_top1_rule_correct_only_at_rank_two() -> None:
@@ -88,6 +104,7 @@ def test_empty_retrieval() -> None:
     assert s == QueryScore(0, 0, 0, False, False, False)
     assert s.values() == {
         "contradiction_rate": 0.0, "stale_fraction": 0.0, "recall_at_k": 0.0, "recall_at_5": 0.0,
+        "recall_current_at_k": 0.0,
         "accuracy_at_1": 0.0, "precision": 0.0, "false_forget_rate": 0.0,
     }
 
@@ -303,3 +320,41 @@ def test_run_job_is_deterministic() -> None:
             va, vb = ra[key], rb[key]
             both_nan = isinstance(va, float) and math.isnan(va) and math.isnan(vb)
             assert both_nan or va == vb, key
+
+
+class _ReturnsFirst:
+    """A memory that holds everything and always returns observation 0 (the first)."""
+
+    def observe(self, obs_id: int, t: int, text: str, meta: object) -> None: ...
+
+    def query(self, t: int, text: str, k: int) -> list:
+        from runner.adapters.base import Hit
+
+        return [Hit(0, 1.0)]
+
+    def holds(self, obs_id: int) -> bool:
+        return True
+
+    def size(self) -> int:
+        return 3
+
+
+def test_run_tracks_the_current_run_of_a_value() -> None:
+    """Guards against the harness passing the wrong ``since``: after austin, boston, then
+    austin again, the first austin is correct (recall_at_k) but not current
+    (recall_current_at_k); asked before the change it was both."""
+    from runner.job import _Run
+    from workloads import ObserveTruth, QueryTruth
+
+    def obs(t: int, value: str) -> Observe:
+        return Observe(t, f"alice lives in {value}", ObserveTruth("alice.city", value, "fact"))
+
+    def ask(t: int) -> Query:
+        return Query(t, "where?", QueryTruth("alice.city", "austin", frozenset(), "fact"))
+
+    run = _Run(_ReturnsFirst(), k=5)  # type: ignore[arg-type]
+    for ev in (obs(0, "austin"), ask(1), obs(2, "boston"), obs(3, "austin"), ask(4)):
+        run.handlers[type(ev)](ev)  # type: ignore[operator]
+    assert run.counts["all"] == 2
+    assert run.sums["all"]["recall_at_k"] == 2.0
+    assert run.sums["all"]["recall_current_at_k"] == 1.0

@@ -37,6 +37,11 @@ QUALITY = {
     "contradiction_rate": ("lower", "share of queries whose top-k holds a stale value of the slot"),
     "stale_fraction": ("lower", "stale hits / retrieved items, averaged over queries"),
     "recall_at_k": ("higher", "share of queries whose top-k holds the current value"),
+    "recall_current_at_k": (
+        "higher",
+        "share of queries whose top-k holds the current value as asserted since the slot "
+        "last took it (an older entry whose value came back does not count)",
+    ),
     "recall_at_5": (
         "higher", "share of queries whose top 5 holds the current value (nan when k < 5)"
     ),

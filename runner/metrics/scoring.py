@@ -3,6 +3,12 @@
 Each retrieved item is judged by the true slot and value of the observation it
 came from (never by extraction): the queried slot with the current value is
 correct, the queried slot with another value is stale, anything else neither.
+
+A correct item is also *current* when it was asserted since the slot last took its
+value (its observation id is at least ``since``). An older entry whose value merely
+came back (A, then B, then A again) is correct but not current: the seeds' recall
+credits it, which inflates hoarding (REFERENCE.md), so ``recall_current_at_k``
+credits only the current assertions.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ class QueryScore:
     top1_correct: bool
     current_forgotten: bool
     top5_correct: bool | None = None  # None: fewer than 5 items were asked for
+    current: int = 0  # correct items asserted since the slot last took its value
 
     def values(self) -> dict[str, float]:
         """The per-query values of the quality metrics (their mean is the metric)."""
@@ -27,6 +34,7 @@ class QueryScore:
             "contradiction_rate": float(self.stale > 0),
             "stale_fraction": self.stale / n if n else 0.0,
             "recall_at_k": float(self.correct > 0),
+            "recall_current_at_k": float(self.current > 0),
             "recall_at_5": float("nan") if self.top5_correct is None else float(self.top5_correct),
             "accuracy_at_1": float(self.top1_correct),
             "precision": self.correct / n if n else 0.0,
@@ -41,13 +49,15 @@ def score_query(
     truth_of: Mapping[int, tuple[str, str]],
     current_forgotten: bool,
     k: int = 5,
+    since: int = 0,
 ) -> QueryScore:
     """Judge the retrieved observation ids ``hits`` (best first) for ``slot=value``.
 
     ``truth_of`` maps an observation id to its true ``(slot, value)``; ids absent
-    from it carry no slot. ``k`` is how many items were asked for.
+    from it carry no slot. ``k`` is how many items were asked for; ``since`` is the
+    first observation id of the slot's current run of its value.
     """
-    correct = stale = 0
+    correct = stale = current = 0
     top1 = False
     top5 = False
     for i, obs in enumerate(hits):
@@ -56,9 +66,10 @@ def score_query(
             continue
         if truth[1] == value:
             correct += 1
+            current += obs >= since
             top1 = top1 or i == 0
             top5 = top5 or i < 5
         else:
             stale += 1
     return QueryScore(len(hits), correct, stale, top1, current_forgotten,
-                      top5 if k >= 5 else None)
+                      top5 if k >= 5 else None, current)
