@@ -38,7 +38,7 @@ from runner.atomic import write_parquet
 from runner.errors import FbenchError
 from runner.layout import ROW_ORDER, Layout, Stamp
 from runner.metrics import METRICS, Metric
-from runner.shard import CHECKPOINT, COORDINATES, SCHEMA
+from runner.shard import CHECKPOINT, COORDINATES, SCHEMA, expected_rows
 
 SUMMARY = "summary.parquet"
 CELL = ("workload", "horizon", "k", "policy", "params")
@@ -116,7 +116,7 @@ def load_shards(
             if not files:
                 continue
             dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
-            _check_required(dataset)
+            _check_required(dataset, shards=files is lay.raw_files)
             conditions = [ds.field("is_final")] if final_only else []
             if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
                 conditions.append(~ds.field("job_id").isin(drop))
@@ -130,14 +130,52 @@ def load_shards(
     return table.take(order).select(wanted)
 
 
-def _check_required(dataset: ds.Dataset) -> None:
+RERUN = "rerun the sweep (the same command) to quarantine it and rerun its job"
+
+
+def _check_required(dataset: ds.Dataset, shards: bool) -> None:
     """Each file has the coordinates and checkpoint columns (else the explicit schema
-    would read them as nulls). Reads only the footers, which the scan then reuses."""
+    would read them as nulls), and each shard (``shards``) is one whole job's: the job
+    its name says, one row per checkpoint of its horizon. Reads only the footers (their
+    statistics), which the scan then reuses; a file that is not Parquet, truncated or
+    empty fails here, named."""
     for frag in dataset.get_fragments():
-        missing = [c for c in REQUIRED if c not in frag.physical_schema.names]
+        try:
+            names = frag.physical_schema.names
+            problem = _shard_problem(frag.path, frag.metadata) if shards else ""
+        except (OSError, pa.ArrowException) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise FbenchError(f"shard {frag.path} cannot be read ({first}); {RERUN}") from None
+        missing = [c for c in REQUIRED if c not in names]
         if missing:
             raise FbenchError(f"shard {frag.path} lacks {', '.join(missing)}: not an fbench "
-                              "shard; remove it (a resumed sweep reruns its job)")
+                              f"shard; {RERUN}")
+        if problem:
+            raise FbenchError(f"shard {frag.path} does not validate ({problem}); {RERUN}")
+
+
+def _shard_problem(path: str, meta: pq.FileMetaData) -> str:
+    """What is wrong with a shard, from its footer: another job's rows, or not one row
+    per checkpoint; "" when nothing is (or the footer has no statistics to tell)."""
+    if meta.num_rows == 0:
+        return "no rows"
+    stats: dict[str, list[Any]] = {"job_id": [], "horizon": []}
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            col = group.column(c)
+            if col.path_in_schema in stats:
+                st = col.statistics
+                if st is None or not st.has_min_max:
+                    return ""
+                stats[col.path_in_schema] += [st.min, st.max]
+    job = Path(path).stem
+    if stats["job_id"] and set(stats["job_id"]) != {job}:
+        return f"it holds rows of job {min(stats['job_id'])}, not {job}"
+    horizons = set(stats["horizon"])
+    if len(horizons) == 1 and meta.num_rows != (want := expected_rows(int(horizons.pop()))):
+        return f"{meta.num_rows} rows, a whole job has {want}"
+    return ""
 
 
 def fingerprint(stamps: Sequence[Stamp]) -> str:

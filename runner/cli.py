@@ -176,12 +176,20 @@ def sweep(
                       f"{prepared.executor} executor, out {folder}", markup=False)
         return
     result = _run_with_progress(prepared)
+    if result.quarantined:
+        err.print(f"quarantined {len(result.quarantined)} shard(s) that did not validate to "
+                  f"{folder / 'quarantine'} (kept, not deleted); their jobs ran again",
+                  markup=False)
+    retried = f", {result.retried} rerun after failing" if result.retried else ""
     err.print(f"{result.total} jobs: {result.done} run, {result.skipped} skipped (done before), "
-              f"{len(result.failed)} failed ({result.executor} executor) -> {folder}",
+              f"{len(result.failed)} failed{retried} ({result.executor} executor) -> {folder}",
               markup=False)
-    for failure in result.failed[:5]:
-        last = failure["error"].strip().splitlines()[-1]
-        err.print(f"  failed {failure['job_id']}: {last}", markup=False)
+    for failure in result.failed:  # every one: the ids to look up in the manifest
+        last = (failure["error"].strip().splitlines() or ["?"])[-1]
+        err.print(f"  failed {failure['job_id']} ({failure['attempts']} runs): {last}",
+                  markup=False)
+    if result.failed:
+        err.print(f"  tracebacks: {folder / 'manifest.json'} (failures)", markup=False)
     if report:
         from runner.report import write_report
 

@@ -196,3 +196,24 @@ def remove_all(out: Path) -> None:
     for path in lay.raw_files:
         path.unlink(missing_ok=True)
 
+
+
+QUARANTINE = "quarantine"
+
+
+def quarantine(out: Path, paths: list[Path]) -> list[Path]:
+    """Move files that do not validate to ``OUT/quarantine/`` (same relative path; a
+    numbered suffix when a file of that name is there already), never deleting one:
+    a corrupt shard is evidence, and a resumed sweep reruns its job."""
+    out = Path(out)
+    moved = []
+    for path in paths:
+        target = out / QUARANTINE / path.relative_to(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        n = 0
+        while target.exists():
+            n += 1
+            target = target.with_name(f"{path.name}.{n}")
+        path.rename(target)
+        moved.append(target)
+    return moved

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from runner.atomic import write_parquet
-from runner.job import JobResult, run_job
+from runner.job import JobResult, checkpoints, run_job
 from runner.metrics import METRICS
 from runner.provenance import provenance
 from runner.spec import JobSpec
@@ -106,6 +106,11 @@ def execute_batch(
     return [execute(s, node, prov) for s in spec_jsons]
 
 
+def expected_rows(horizon: int) -> int:
+    """Rows a whole shard of a job at ``horizon`` holds: one per checkpoint."""
+    return len(checkpoints(horizon)) if horizon > 0 else -1
+
+
 def shard_path(out: Path, spec: JobSpec) -> Path:
     return out / "shards" / f"workload={spec.workload}" / f"policy={spec.policy}" / (
         f"{spec.job_id}.parquet")
@@ -118,8 +123,9 @@ def write_shard(path: Path, table: pa.Table) -> None:
 
 
 def shard_is_valid(path: Path, job_id: str) -> bool:
-    """A shard counts as done if it reads, has exactly the schema, and is this job's."""
-    return _read_valid(path, job_id, ["job_id", "is_final"]) is not None
+    """A shard counts as done if it reads, has exactly the schema, is this job's, and
+    holds every checkpoint of its horizon, the last one final."""
+    return _read_valid(path, job_id, ["job_id", "is_final", "horizon"]) is not None
 
 
 def read_valid_shard(path: Path, job_id: str) -> pa.Table | None:
@@ -136,5 +142,6 @@ def _read_valid(path: Path, job_id: str, columns: list[str] | None) -> pa.Table 
     except (OSError, pa.ArrowException):
         return None
     ok = (table.num_rows > 0 and set(table.column("job_id").to_pylist()) == {job_id}
-          and table.column("is_final")[-1].as_py())
+          and table.column("is_final")[-1].as_py()
+          and table.num_rows == expected_rows(table.column("horizon")[0].as_py()))
     return table.replace_schema_metadata(None) if ok else None

@@ -15,14 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from runner.atomic import write_json
 from runner.errors import FbenchError, unknown
-from runner.layout import Layout, remove_all
+from runner.layout import Layout, quarantine, remove_all
 from runner.provenance import git_commit, provenance, versions
-from runner.shard import Outcome, shard_path, write_shard
+from runner.shard import Outcome, shard_is_valid, shard_path, write_shard
 from runner.spec import JobSpec
 from runner.sweep import OVERWRITE, SweepSpec
+
+# A job that fails (raises) runs at most this many times in one sweep; a worker or node
+# that dies is Ray's to retry (cluster.ray_executor.MAX_RETRIES), then counts as a failure.
+JOB_ATTEMPTS = 3
+SWEEP_FORMAT = 1  # sweep.json's layout: {"format", "spec", "jobs"}
 
 # Below this much estimated work, Ray's ~5 s start-up costs more than it saves.
 INLINE_BELOW_S = 20.0
@@ -68,16 +74,65 @@ class Plan:
     to_run: list[JobSpec]
     skipped: int
     invalid: list[str]
+    # files in OUT/shards that do not validate (this sweep's or stray): moved aside
+    # to OUT/quarantine when the sweep starts, never deleted
+    quarantine: list[Path] = field(default_factory=list)
 
 
-def plan(jobs: list[JobSpec], out: Path, overwrite: str) -> Plan:
-    """Which jobs to run: resume skips jobs whose shard exists and validates."""
+def _differs(old: dict[str, object], new: dict[str, object]) -> str:
+    """The first field two sweep specs disagree on, shown briefly."""
+    def short(v: object) -> str:
+        text = json.dumps(v, sort_keys=True)
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            there, now = (short(d.get(key, "(none)")) for d in (old, new))
+            return f"{key}: {there} there, {now} now"
+    return ""
+
+
+def check_same_sweep(out: Path, spec: SweepSpec, jobs: list[JobSpec]) -> None:
+    """A folder holding another sweep (``sweep.json``: an older format, or a spec whose
+    jobs are not all among this one's) is refused before anything is written;
+    ``--overwrite always`` replaces it. A sweep that grows one (more seeds, another
+    policy) resumes in it: every job it held is still one of its jobs."""
+    path = Path(out) / "sweep.json"
+    if not path.is_file():
+        return
+    fix = "use a new --out, or --overwrite always to replace its shards"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        old = doc["spec"]
+        fmt = doc.get("format", SWEEP_FORMAT)  # sweep.json before "format" was format 1
+        if not isinstance(old, dict):
+            raise TypeError("spec is not a table")
+        old_ids = {JobSpec.from_dict(j).job_id for j in doc["jobs"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FbenchError(f"{path} is not a sweep record fbench can read ({exc}); {fix}"
+                          ) from None
+    if fmt != SWEEP_FORMAT:
+        raise FbenchError(f"{path} is from another fbench (sweep format {fmt!r}, this one "
+                          f"writes {SWEEP_FORMAT}); {fix}")
+    new = json.loads(json.dumps(spec.to_dict()))
+    if not old_ids <= {j.job_id for j in jobs}:
+        raise FbenchError(f"{str(out)!r} holds another sweep ({_differs(old, new)}); {fix}")
+
+
+def plan(jobs: list[JobSpec], out: Path, overwrite: str, spec: SweepSpec | None = None
+         ) -> Plan:
+    """Which jobs to run: resume skips jobs whose shard exists and validates; a shard
+    that does not validate (corrupt, truncated, empty, another job's or a foreign
+    file) is quarantined and its job rerun."""
     if overwrite not in OVERWRITE:
         raise FbenchError(f"--overwrite {overwrite!r} is not one of {', '.join(OVERWRITE)}")
+    if spec is not None and overwrite != "always":
+        check_same_sweep(out, spec, jobs)
     layout = Layout(out)
     have = layout.sources()
     ids = {j.job_id for j in jobs}
-    foreign = sorted(set(have) - ids)
+    stray = [p for j, p in layout.raw.items() if j not in ids and not shard_is_valid(p, j)]
+    foreign = sorted(set(have) - ids - {p.stem for p in stray})
     if foreign and overwrite != "always":
         raise FbenchError(
             f"{str(out)!r} holds {len(foreign)} shard(s) of another sweep (e.g. {foreign[0]}); "
@@ -92,12 +147,14 @@ def plan(jobs: list[JobSpec], out: Path, overwrite: str) -> Plan:
         elif not layout.is_valid(job.job_id):
             invalid.append(job.job_id)
             to_run.append(job)
-    if invalid and overwrite == "never":
+    if (invalid or stray) and overwrite == "never":
+        first = invalid[0] if invalid else stray[0].name
         raise FbenchError(
-            f"{len(invalid)} shard(s) in {str(out)!r} do not validate (e.g. {invalid[0]}); "
-            "rerun with --overwrite failed to replace them"
+            f"{len(invalid) + len(stray)} shard(s) in {str(out)!r} do not validate (e.g. "
+            f"{first}); rerun with --overwrite failed to quarantine them and rerun their jobs"
         )
-    return Plan(jobs, to_run, len(jobs) - len(to_run), invalid)
+    bad = [layout.raw[j] for j in invalid if j in layout.raw] + stray
+    return Plan(jobs, to_run, len(jobs) - len(to_run), invalid, sorted(bad))
 
 
 @dataclass
@@ -106,8 +163,10 @@ class SweepResult:
     total: int
     done: int = 0
     skipped: int = 0
-    failed: list[dict[str, str]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
     executor: str = ""
+    quarantined: list[Path] = field(default_factory=list)
+    retried: int = 0  # runs of jobs that had failed before in this sweep
 
 
 @dataclass(frozen=True)
@@ -137,7 +196,7 @@ def prepare(
     from cluster import EXECUTORS
 
     check_out_dir(out)
-    p = plan(jobs, out, overwrite)
+    p = plan(jobs, out, overwrite, spec)
     name = choose_executor(executor, address, p.to_run)
     if name not in EXECUTORS:
         raise FbenchError(unknown(name, "executor", [*EXECUTORS, "auto"]))
@@ -154,21 +213,29 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
         remove_all(out)  # shards and compacted parts
     for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
         tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
-    write_json(out / "sweep.json",
-                      {"spec": prepared.spec.to_dict(), "jobs": [j.to_dict() for j in p.jobs]})
+    result.quarantined = quarantine(out, p.quarantine)
+    write_json(out / "sweep.json", {"format": SWEEP_FORMAT, "spec": prepared.spec.to_dict(),
+                                    "jobs": [j.to_dict() for j in p.jobs]})
     write_json(out / "manifest.json", {
         "versions": versions(), "git_commit": git_commit(), "executor": prepared.executor,
         "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
         "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
         "counts": {"total": len(p.jobs), "done": 0, "skipped": p.skipped, "failed": 0},
         "failures": [],
+        "quarantined": [q.relative_to(out).as_posix() for q in result.quarantined],
     })
 
 
 def run_sweep(
     prepared: Prepared, progress: Callable[[SweepResult], None] | None = None
 ) -> SweepResult:
-    """Run the jobs that are not done yet; every job ends as a shard or a recorded failure."""
+    """Run the jobs that are not done yet; every job ends as a shard or a recorded failure.
+
+    A job that fails is run again after the others, up to ``JOB_ATTEMPTS`` runs in all;
+    what still fails is recorded in the manifest with its last traceback. A shard that
+    cannot be written (disk full, folder gone) stops the sweep with one line: the shards
+    already written stay valid, and a rerun resumes after them.
+    """
     from cluster import EXECUTORS, ExecutorError
 
     out, p, name, address = prepared.out, prepared.plan, prepared.executor, prepared.address
@@ -179,6 +246,7 @@ def run_sweep(
         ex = EXECUTORS[name](address=address, max_in_flight=prepared.max_in_flight,
                              provenance=provenance(),
                              job_seconds=estimated_seconds(p.to_run) / len(p.to_run))
+    start = time.perf_counter()
     try:
         if ex is not None:
             ex.start()  # a bad address fails here, before anything is written
@@ -186,6 +254,7 @@ def run_sweep(
         if progress:
             progress(result)
         by_id = {j.job_id: j for j in p.to_run}
+        errors: dict[str, list[str]] = {}  # job -> the errors of its failed runs
 
         def on_outcome(o: Outcome) -> None:
             job = by_id[o.job_id]
@@ -193,24 +262,45 @@ def run_sweep(
                 write_shard(shard_path(out, job), o.table)
                 result.done += 1
             else:
+                errors.setdefault(o.job_id, []).append(o.error or "unknown error")
                 result.failed.append({"job_id": o.job_id, "spec": job.canonical_json(),
-                                      "error": o.error or "unknown error"})
+                                      "attempts": len(errors[o.job_id]),
+                                      "error": errors[o.job_id][-1]})
             if progress:
                 progress(result)
 
-        start = time.perf_counter()
-        if ex is not None:
-            ex.run([j.canonical_json() for j in p.to_run], on_outcome)
+        batch = [j.canonical_json() for j in p.to_run]
+        for attempt in range(1, JOB_ATTEMPTS + 1):
+            if ex is None or not batch:
+                break
+            if attempt > 1:  # the failed jobs again, after everything else
+                result.retried += len(batch)
+                result.failed = []
+            ex.run(batch, on_outcome)
+            batch = [f["spec"] for f in result.failed]
+        result.failed.sort(key=lambda f: f["job_id"])
     except ExecutorError as exc:
         raise FbenchError(str(exc)) from None
+    except OSError as exc:
+        raise FbenchError(
+            f"cannot write to {str(out)!r}: {exc.strerror or exc}; the {result.done} "
+            "shard(s) written stay valid: free space (or fix the folder) and rerun the "
+            "same command to resume") from None
     finally:
         if ex is not None:
             ex.close()
-    manifest = json.loads((out / "manifest.json").read_text())
-    manifest["ended"] = datetime.now(UTC).isoformat(timespec="seconds")
-    manifest["seconds"] = round(time.perf_counter() - start, 3)
-    manifest["counts"] = {"total": len(jobs), "done": result.done, "skipped": result.skipped,
-                          "failed": len(result.failed)}
-    manifest["failures"] = result.failed
-    write_json(out / "manifest.json", manifest)
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["ended"] = datetime.now(UTC).isoformat(timespec="seconds")
+        manifest["seconds"] = round(time.perf_counter() - start, 3)
+        manifest["counts"] = {"total": len(jobs), "done": result.done,
+                              "skipped": result.skipped, "failed": len(result.failed)}
+        manifest["failures"] = result.failed
+        manifest["retried"] = result.retried
+        write_json(out / "manifest.json", manifest)
+    except OSError as exc:
+        raise FbenchError(
+            f"cannot write {out / 'manifest.json'}: {exc.strerror or exc}; the "
+            f"{result.done} shard(s) written stay valid: free space and rerun to resume"
+        ) from None
     return result

@@ -363,10 +363,14 @@ def test_overwrite_always_after_compaction_starts_over(out: Path) -> None:
 
 
 def test_another_sweep_is_still_refused_after_compaction(out: Path) -> None:
-    """Prevents compacted jobs from escaping the check against mixing two sweeps."""
+    """Prevents compacted jobs from escaping the check against mixing two sweeps: by
+    sweep.json, and by the jobs themselves when sweep.json is gone."""
     compact(out)
     other = SweepSpec(seeds=(7,), policies=("keep_all",), workloads=("contradiction",),
                       horizons=("120",))
+    with pytest.raises(FbenchError, match=r"holds another sweep \(policies"):
+        prepare(other, expand(other), out)
+    (out / "sweep.json").unlink()
     with pytest.raises(FbenchError, match=r"6 shard.*another sweep"):
         prepare(other, expand(other), out)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -39,33 +40,50 @@ def deterministic(out: Path) -> dict[str, list[dict[str, object]]]:
     }
 
 
+# Where the driver is killed: after this many shards (seeded "random" points over the
+# sweep's 12 jobs, so the test is the same on every run).
+KILL_POINTS = sorted(random.Random(8).sample(range(1, 11), 3))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    clean = tmp_path_factory.mktemp("uninterrupted") / "clean"
+    assert CliRunner().invoke(app, ["sweep", *GRID, "--out", str(clean)]).exit_code == 0
+    return clean
+
+
 @pytest.mark.slow
-def test_resume_after_a_killed_process(tmp_path: Path) -> None:
-    """Prevents a killed sweep from leaving partial shards or losing/duplicating jobs: the
-    rerun must end with every shard present once, identical to an uninterrupted sweep."""
+@pytest.mark.parametrize("kill_after", KILL_POINTS)
+def test_resume_after_a_killed_process(kill_after: int, uninterrupted: Path,
+                                       tmp_path: Path) -> None:
+    """Prevents a killed sweep from leaving partial shards or losing/duplicating jobs: at
+    each of several kill points, what the killed driver left aggregates (no partial
+    shard is visible), and the rerun ends with every shard present once, identical to an
+    uninterrupted sweep."""
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
         [sys.executable, "-m", "runner.cli", "sweep", *GRID, "--out", str(killed)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     deadline = time.monotonic() + 120
-    while len(existing_shards(killed)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    while len(existing_shards(killed)) < kill_after and time.monotonic() < deadline:
+        time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     partial = len(existing_shards(killed))
-    assert 3 <= partial < 12, "the sweep finished before it could be killed"
+    assert kill_after <= partial < 12, "the sweep finished before it could be killed"
+    assert {r["n_jobs"] for r in aggregate(killed).to_pylist()} <= set(range(1, 7))
+    (killed / "summary.parquet").unlink()
     result = CliRunner().invoke(app, ["sweep", *GRID, "--out", str(killed)])
     assert result.exit_code == 0, result.output
     assert f"{12 - partial} run, {partial} skipped" in result.output
 
-    clean = tmp_path / "clean"
-    assert CliRunner().invoke(app, ["sweep", *GRID, "--out", str(clean)]).exit_code == 0
-    a, b = deterministic(killed), deterministic(clean)
+    a, b = deterministic(killed), deterministic(uninterrupted)
     assert len(a) == 12
     assert a.keys() == b.keys()
     assert a == b
-    assert nan_safe(aggregate(killed).to_pylist()) == nan_safe(aggregate(clean).to_pylist())
+    assert nan_safe(aggregate(killed).to_pylist()) == nan_safe(
+        aggregate(uninterrupted).to_pylist())
     assert not list(killed.rglob("*.tmp"))
 
 
