@@ -130,7 +130,7 @@ def load_shards(
     return table.take(order).select(wanted)
 
 
-RERUN = "rerun the sweep (the same command) to quarantine it and rerun its job"
+RERUN = "rerun the sweep (the same command): it sets the file aside and reruns its jobs"
 
 
 def _check_required(dataset: ds.Dataset, shards: bool) -> None:
@@ -145,7 +145,8 @@ def _check_required(dataset: ds.Dataset, shards: bool) -> None:
             problem = _shard_problem(frag.path, frag.metadata) if shards else ""
         except (OSError, pa.ArrowException) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise FbenchError(f"shard {frag.path} cannot be read ({first}); {RERUN}") from None
+            what = "shard" if shards else "compacted part"
+            raise FbenchError(f"{what} {frag.path} cannot be read ({first}); {RERUN}") from None
         missing = [c for c in REQUIRED if c not in names]
         if missing:
             raise FbenchError(f"shard {frag.path} lacks {', '.join(missing)}: not an fbench "

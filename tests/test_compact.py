@@ -310,7 +310,7 @@ def test_an_unreadable_part_is_recovered_by_resume(out: Path) -> None:
     compact(out, rows_per_part=ROWS)
     part = Layout(out).parts[0]
     (out / COMPACTED / part.name).write_bytes(b"not parquet")
-    with pytest.raises(FbenchError, match="cannot read the shards"):
+    with pytest.raises(FbenchError, match=r"compacted part .* cannot be read"):
         load_shards(out)
     assert sorted(plan(expand(SPEC), out, "failed").invalid) == sorted(part.jobs)
     assert _sweep(out).done == 2

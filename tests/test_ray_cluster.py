@@ -27,23 +27,19 @@ How the cluster is started, used and stopped, and why:
   to ours), then any straggler carrying this cluster's marker environment variable
   (workers rename themselves, so their command line cannot be matched), then removes
   the temp dir. It runs in a ``finally``, whatever the test did.
+
+The helpers that do all this are in ``tests/ray_cluster_util.py`` (shared with
+``test_ray_faults.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -51,95 +47,15 @@ import pytest
 from cluster.base import ExecutorError
 from cluster.ray_executor import RayExecutor
 from runner.resolve import make_spec
+from tests.ray_cluster_util import Cluster, free_port, start_two_node_cluster
 
 pytestmark = pytest.mark.cluster
-
-MARKER = "FBENCH_TEST_RAY_CLUSTER"
-RAY_CLI = [sys.executable, "-m", "ray.scripts.scripts"]  # this interpreter's ray, not PATH's
-START_TIMEOUT_S = 60
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Cluster:
-    address: str
-    env: dict[str, str]
-    temp_dir: str
-
-
-def _ray_start(args: list[str], env: dict[str, str], groups: list[int]) -> None:
-    proc = subprocess.Popen([*RAY_CLI, "start", *args, "--disable-usage-stats"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    groups.append(proc.pid)  # its session's process group holds every daemon it starts
-    out, _ = proc.communicate(timeout=START_TIMEOUT_S)
-    assert proc.returncode == 0, f"ray start {args} failed:\n{out[-2000:]}"
-
-
-def _alive_nodes(address: str, env: dict[str, str]) -> int:
-    out = subprocess.run([*RAY_CLI, "status", "--address", address], env=env,
-                         capture_output=True, text=True, timeout=30).stdout
-    active = out.split("Active:", 1)[-1].split("Pending:", 1)[0]
-    return active.count("node_")
-
-
-def _marked_pids(marker_value: str) -> list[int]:
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            environ = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        if f"{MARKER}={marker_value}".encode() in environ.split(b"\0"):
-            pids.append(int(proc.name))
-    return pids
-
-
-def _stop(groups: list[int], marker_value: str, temp_dir: str) -> None:
-    for pgid in groups:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    deadline = time.monotonic() + 15
-    while (left := _marked_pids(marker_value)) and time.monotonic() < deadline:
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.2)
-    shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def two_node_cluster() -> Iterator[Cluster]:
-    temp_dir = tempfile.mkdtemp(prefix="fbr", dir="/tmp")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
-    env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
-                "RAY_USAGE_STATS_ENABLED": "0", MARKER: temp_dir})
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={temp_dir}"]
-    groups: list[int] = []
-    try:
-        _ray_start(["--head", f"--port={port}", "--include-dashboard=false",
-                    f"--ray-client-server-port={free_port()}",
-                    f"--dashboard-agent-listen-port={free_port()}", *common], env, groups)
-        _ray_start([f"--address={address}",
-                    f"--dashboard-agent-listen-port={free_port()}", *common], env, groups)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while _alive_nodes(address, env) < 2:
-            assert time.monotonic() < deadline, "the second node never joined"
-            time.sleep(1)
-        yield Cluster(address, env, temp_dir)
-    finally:
-        _stop(groups, temp_dir, temp_dir)
+    with start_two_node_cluster() as cluster:
+        yield cluster
 
 
 DRIVER = """
