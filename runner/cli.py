@@ -172,8 +172,10 @@ def sweep(
     )
     if dry_run:
         p = prepared.plan
-        console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before, "
-                      f"{prepared.executor} executor, out {folder}", markup=False)
+        aside = (f", {len(p.quarantine)} shard(s) that do not validate to quarantine"
+                 if p.quarantine else "")
+        console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before"
+                      f"{aside}, {prepared.executor} executor, out {folder}", markup=False)
         return
     result = _run_with_progress(prepared)
     if result.quarantined:

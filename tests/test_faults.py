@@ -110,6 +110,9 @@ def test_a_bad_shard_is_refused_quarantined_and_rerun(kind: str, clean: Path,
     one_line_error(code, output, victim.name)
     assert not (out / "summary.parquet").exists()
 
+    code, output = sweep(out, "--dry-run")
+    assert code == 0 and "1 shard(s) that do not validate to quarantine" in output, output
+    assert victim.read_bytes() == damaged  # a dry run moves nothing
     code, output = sweep(out)
     assert code == 0, output
     assert "quarantined 1 shard(s)" in output
