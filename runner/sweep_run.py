@@ -89,7 +89,7 @@ def _differs(old: dict[str, object], new: dict[str, object]) -> str:
         if old.get(key) != new.get(key):
             there, now = (short(d.get(key, "(none)")) for d in (old, new))
             return f"{key}: {there} there, {now} now"
-    return ""
+    return "the same spec, expanded to other jobs by another fbench"
 
 
 def check_same_sweep(out: Path, spec: SweepSpec, jobs: list[JobSpec]) -> None:
