@@ -112,11 +112,11 @@ def load_shards(
     superseded = sorted(lay.superseded)
     try:
         tables = []
-        for files, drop in ((lay.raw_files, []), (parts, superseded)):
+        for files, drop, shards in ((lay.raw_files, [], True), (parts, superseded, False)):
             if not files:
                 continue
             dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
-            _check_required(dataset, shards=files is lay.raw_files)
+            _check_required(dataset, shards)
             conditions = [ds.field("is_final")] if final_only else []
             if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
                 conditions.append(~ds.field("job_id").isin(drop))

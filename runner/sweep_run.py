@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -254,7 +255,7 @@ def run_sweep(
         if progress:
             progress(result)
         by_id = {j.job_id: j for j in p.to_run}
-        errors: dict[str, list[str]] = {}  # job -> the errors of its failed runs
+        runs: Counter[str] = Counter()  # job -> its failed runs so far
 
         def on_outcome(o: Outcome) -> None:
             job = by_id[o.job_id]
@@ -262,10 +263,10 @@ def run_sweep(
                 write_shard(shard_path(out, job), o.table)
                 result.done += 1
             else:
-                errors.setdefault(o.job_id, []).append(o.error or "unknown error")
+                runs[o.job_id] += 1
                 result.failed.append({"job_id": o.job_id, "spec": job.canonical_json(),
-                                      "attempts": len(errors[o.job_id]),
-                                      "error": errors[o.job_id][-1]})
+                                      "attempts": runs[o.job_id],
+                                      "error": o.error or "unknown error"})
             if progress:
                 progress(result)
 

@@ -31,9 +31,13 @@ GRID = ["--seeds", "3", "--policies", "keep_all,last_write_wins", "--workloads",
 N_JOBS = 6
 
 
-def sweep(out: Path, *extra: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["sweep", *GRID, "--out", str(out), *extra])
+def cli(*argv: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(argv))
     return result.exit_code, result.output
+
+
+def sweep(out: Path, *extra: str) -> tuple[int, str]:
+    return cli("sweep", *GRID, "--out", str(out), *extra)
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +109,7 @@ def test_a_bad_shard_is_refused_quarantined_and_rerun(kind: str, clean: Path,
 
     with pytest.raises(FbenchError):
         aggregate(out)
-    code, output = (lambda r: (r.exit_code, r.output))(
-        CliRunner().invoke(app, ["aggregate", str(out)]))
-    one_line_error(code, output, victim.name)
+    one_line_error(*cli("aggregate", str(out)), victim.name)
     assert not (out / "summary.parquet").exists()
 
     code, output = sweep(out, "--dry-run")
@@ -132,8 +134,7 @@ def test_a_stray_file_in_the_shard_folder_is_quarantined(clean: Path, tmp_path: 
     shutil.copytree(clean, out)
     stray = next(iter(existing_shards(out).values())).with_name("notes.parquet")
     stray.write_bytes(b"scribbles")
-    code, output = CliRunner().invoke(app, ["aggregate", str(out)]).exit_code, ""
-    assert code == 2
+    one_line_error(*cli("aggregate", str(out)), stray.name)
     code, output = sweep(out)
     assert code == 0, output
     assert f"0 run, {N_JOBS} skipped" in output
