@@ -11,9 +11,9 @@
 Jobs travel in batches (``batch_size``): ~2 s of work per task pays Ray's per-task
 cost, yet a sweep still becomes several tasks per CPU so no core idles. A few tasks
 per CPU are kept in flight and each batch's outcomes go to ``on_outcome`` as soon as
-it returns. A task that dies even after retries turns into failed outcomes for its
-jobs; tasks that can never be scheduled (no CPU in the cluster) are an
-``ExecutorError`` after ``unschedulable_s``.
+it returns. Tasks are spread over the nodes (``SPREAD``). A task that dies even
+after retries turns into failed outcomes for its jobs; tasks that can never be
+scheduled (no CPU in the cluster) are an ``ExecutorError`` after ``unschedulable_s``.
 
 ``ray`` is imported only inside functions: importing ``cluster`` stays cheap.
 """
@@ -332,7 +332,11 @@ class RayExecutor:
         n_cpus = int(ray.cluster_resources().get("CPU", 0))
         batches = self.plan(spec_jsons, n_cpus)
         limit = self.max_in_flight or IN_FLIGHT_PER_CPU * max(1, n_cpus)
-        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(run_batch)
+        # SPREAD: on a cluster, tasks go to every node with a free CPU; Ray's default
+        # packs them onto the driver's node while its warm worker keeps up, which
+        # leaves a node idle whenever tasks are shorter than a worker's start.
+        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES,
+                          scheduling_strategy="SPREAD")(run_batch)
         todo = iter(batches)
         pending: dict[Any, list[str]] = {}
         stuck_since = self._check_schedulable(None)

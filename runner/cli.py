@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -375,24 +376,29 @@ def train(
         bool, typer.Option(help="Retrain and compare with the shipped weights; write nothing.")
     ] = False,
 ) -> None:
-    """Retrain the shipped PyTorch weights deterministically (bit-for-bit)."""
+    """Retrain the shipped PyTorch weights (bit-for-bit the same on any x86-64 CPU)."""
     from runner.errors import lookup
-    from runner.train import TRAINERS, check_weights, write_weights
+    from runner.train import TRAINERS, likely_cause, weight_differences, write_weights
 
     names = sorted(TRAINERS) if model == "all" else [model]
     for name in names:
         lookup(TRAINERS, name, "model")
     failed = []
     for name in names:
+        start = time.perf_counter()
         if check:
-            same = check_weights(name)
-            verdict = "identical to" if same else "DIFFERS from"
-            console.print(f"{name}: {verdict} the shipped weights")
-            if not same:
+            diffs = weight_differences(name)
+            verdict = "identical to" if not diffs else "DIFFERS from"
+            console.print(f"{name}: {verdict} the shipped weights "
+                          f"({time.perf_counter() - start:.1f} s)")
+            for line in diffs:
+                console.print(f"  {line}", markup=False)
+            if diffs:
+                console.print(f"  likely cause: {likely_cause(name, diffs)}", markup=False)
                 failed.append(name)
         else:
             path = write_weights(name)
-            console.print(f"{name}: wrote {path}")
+            console.print(f"{name}: wrote {path} ({time.perf_counter() - start:.1f} s)")
     if failed:
         raise typer.Exit(1)
 

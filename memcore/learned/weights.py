@@ -55,7 +55,7 @@ def load_weights(path: Path) -> WeightsFile:
     all, is a one-line error; a missing file names the command that writes it."""
     if not path.is_file():
         raise FileNotFoundError(
-            f"weights file {path} is missing; write it with `python -m runner.train {path.stem}`"
+            f"weights file {path} is missing; write it with `fbench train {path.stem}`"
         )
     expected = recorded_digests(path.parent).get(path.name)
     if expected is not None and hashlib.sha256(path.read_bytes()).hexdigest() != expected:

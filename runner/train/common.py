@@ -7,13 +7,18 @@ from contextlib import contextmanager
 
 import torch
 
+from runner.train.portable import PortableMath
+
 
 @contextmanager
 def deterministic(seed: int) -> Iterator[None]:
-    """Seeded, single-threaded, deterministic-algorithms torch, restored on exit.
+    """Seeded, single-threaded, deterministic-algorithms torch under ``PortableMath``
+    (BLAS products as ATen sums; any op not known to be CPU-independent refused),
+    restored on exit.
 
-    Together with full-batch updates this makes retraining reproduce the same
-    tensors bit-for-bit on the same torch build and CPU family.
+    Run in the pinned subprocess of ``runner.train.isolated`` (ATen's ``default``
+    kernels, baseline libm), this with full-batch updates makes retraining
+    reproduce the same tensors bit-for-bit on any x86-64 CPU for one torch build.
     """
     threads = torch.get_num_threads()
     det = torch.are_deterministic_algorithms_enabled()
@@ -23,7 +28,7 @@ def deterministic(seed: int) -> Iterator[None]:
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(seed)
     try:
-        with torch.enable_grad():
+        with torch.enable_grad(), PortableMath():
             yield
     finally:
         torch.set_rng_state(rng)

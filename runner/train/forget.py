@@ -7,7 +7,7 @@ The log-retention target is clipped below at ``ln(1e-4)``. The ranking strength
 target is 0.05 for a superseded entry, else 1.
 
 Rows are sampled from a seeded generator; training is full-batch L-BFGS under
-``deterministic``.
+``deterministic``, in the pinned subprocess of ``runner.train.isolated``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Training texts are the distinct observation texts of the workload's streams for
 ``TRAIN_SEEDS`` (queries are never stored, so never tagged), sorted; labels are the
-teacher's slots (class 0 = no slot). Full-batch Adam under ``deterministic``.
+teacher's slots (class 0 = no slot). Full-batch Adam under ``deterministic``, in the
+pinned subprocess of ``runner.train.isolated``.
 """
 
 from __future__ import annotations
@@ -55,10 +56,20 @@ def teacher_labels(texts: list[str], lexicon: Lexicon) -> list[int]:
 
 
 def _batch(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Flat feature ids of ``texts`` and, for each id, the index of its text."""
     feats = [featurize(t, BUCKETS) for t in texts]
-    offsets = torch.tensor([0] + [len(f) for f in feats[:-1]]).cumsum(0)
     ids = torch.tensor([i for f in feats for i in f], dtype=torch.long)
-    return ids, offsets
+    bags = torch.tensor([b for b, f in enumerate(feats) for _ in f], dtype=torch.long)
+    return ids, bags
+
+
+def _logits(net: TaggerNet, ids: torch.Tensor, bags: torch.Tensor, n: int) -> torch.Tensor:
+    """``net(ids, offsets)`` spelled with ATen's own indexing kernels (the embedding
+    bag's rows gathered, then added into their bags in order) instead of
+    ``EmbeddingBag``, whose CPU kernel is fbgemm's, generated for the CPU it runs on."""
+    rows = net.bag.weight.index_select(0, ids)
+    hidden = torch.zeros(n, rows.shape[1]).index_add(0, bags, rows)
+    return net.out(torch.relu(hidden + net.bias))
 
 
 def train_tagger() -> dict[str, torch.Tensor]:
@@ -66,13 +77,13 @@ def train_tagger() -> dict[str, torch.Tensor]:
     lexicon = training_lexicon()
     texts = training_texts()
     target = torch.tensor(teacher_labels(texts, lexicon), dtype=torch.long)
-    ids, offsets = _batch(texts)
+    ids, bags = _batch(texts)
     with deterministic(SEED):
         net = TaggerNet(BUCKETS, HIDDEN, len(lexicon.slots()) + 1)
         opt = torch.optim.Adam(net.parameters(), lr=LR)
         for _ in range(STEPS):
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(net(ids, offsets), target)
+            loss = F.cross_entropy(_logits(net, ids, bags, len(texts)), target)
             loss.backward()
             opt.step()
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
