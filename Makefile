@@ -5,6 +5,7 @@ PY ?= python
 install:
 	$(PY) -m pip install "torch==2.13.0"
 	$(PY) -m pip install -e ".[dev,incumbents]"
+	$(PY) -m pip install --no-deps -e examples/fbench-example
 
 test:
 	$(PY) -m pytest -q

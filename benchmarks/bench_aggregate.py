@@ -3,7 +3,7 @@
 The shards are synthetic but schema-valid: 24 real tiny jobs (contradiction at
 horizon 300 and lifecycle at 30 days, four policies, seeds 0-2) run once, their
 tables replicated under new seeds (new job ids and specs) and written with
-``runner.shard.write_shard`` to ``shards/workload=W/policy=P/JOB.parquet``, as a
+``runner.results.shard.write_shard`` to ``shards/workload=W/policy=P/JOB.parquet``, as a
 sweep writes them: 8 cells of N/8 seeds, 20 checkpoint rows per job.
 
 Each figure is the named command, run in this process through Typer's test runner
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from runner.spec import JobSpec
+    from runner.spec.jobspec import JobSpec
 
 TARGET_S = 10.0  # aggregate of 10,000 shards after compaction
 TEMPLATES = [(w, h, p, s) for w, h in (("contradiction", 300), ("lifecycle", 30))
@@ -39,8 +39,8 @@ TEMPLATES = [(w, h, p, s) for w, h in (("contradiction", 300), ("lifecycle", 30)
 @functools.cache
 def _templates() -> list[tuple[JobSpec, pa.Table]]:
     """The real jobs' specs and shard tables (run once per process)."""
-    from runner.resolve import make_spec
-    from runner.shard import execute
+    from runner.job.execute import execute
+    from runner.spec.resolve import make_spec
 
     out = []
     for workload, horizon, policy, seed in TEMPLATES:
@@ -53,7 +53,8 @@ def _templates() -> list[tuple[JobSpec, pa.Table]]:
 
 def make_shards(n_shards: int, out: Path) -> None:
     """``n_shards`` distinct, schema-valid shards in ``out/shards``."""
-    from runner.shard import SCHEMA, shard_is_valid, shard_path, write_shard
+    from runner.results.shard import SCHEMA, shard_path, write_shard
+    from runner.results.validate import shard_is_valid
 
     templates = _templates()
     for i in range(n_shards):
@@ -74,7 +75,7 @@ def make_shards(n_shards: int, out: Path) -> None:
 def _timed(argv: list[str]) -> float:
     from typer.testing import CliRunner
 
-    from runner.cli import app
+    from runner.cli.app import app
 
     start = time.perf_counter()
     result = CliRunner().invoke(app, argv)
@@ -87,8 +88,8 @@ def measure(n_shards: int, workdir: Path) -> dict[str, float]:
     """Seconds to aggregate ``n_shards`` raw shards, to compact them, to aggregate the
     compacted layout, and to compact again (nothing to do); ``workdir/sweep-N`` is made
     and left in place."""
-    from runner.aggregate import SUMMARY
-    from runner.layout import Layout
+    from runner.results.aggregate import SUMMARY
+    from runner.results.layout import Layout
 
     out = Path(workdir) / f"sweep-{n_shards}"
     if out.exists():

@@ -26,7 +26,7 @@ TARGET_EFFICIENCY = 0.85
 def _pool_batch(spec_jsons: list[str]) -> int:
     import torch
 
-    from runner.shard import execute_batch
+    from runner.job.execute import execute_batch
 
     torch.set_num_threads(1)
     return sum(o.table is not None for o in execute_batch(spec_jsons, "pool"))
@@ -50,11 +50,13 @@ def measure(jobs: int, horizon: int, pool: bool = True, log: Any = print) -> dic
                                          f" --horizon {horizon}"}
 
     from cluster import EXECUTORS
-    from cluster.ray_executor import batch_size, make_batches, start_local_ray
+    from cluster.base import Outcome
+    from cluster.ray_connect import start_local_ray
+    from cluster.ray_executor import batch_size, make_batches
     from memcore import POLICIES
-    from runner.job import run_job
-    from runner.resolve import make_spec
-    from runner.shard import Outcome
+    from runner.job.execute import job_task
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
 
     policies = sorted(POLICIES)
     seeds = range(-(-args.jobs // len(policies)))
@@ -68,7 +70,7 @@ def measure(jobs: int, horizon: int, pool: bool = True, log: Any = print) -> dic
     def timed_run(name: str, **kw: object) -> tuple[float, int, float]:
         """Wall seconds, failed jobs, and the jobs' own summed seconds (their wall_s)."""
         out: list[Outcome] = []
-        ex = EXECUTORS[name](**kw)
+        ex = EXECUTORS[name](task=job_task(), **kw)
         t = time.perf_counter()
         ex.run(specs, out.append)
         seconds = time.perf_counter() - t

@@ -1,12 +1,13 @@
 """Per-job seconds and peak RSS at 1x, 10x and 100x a workload's default horizon.
 
 Each (workload, policy, horizon) runs in a fresh process (``benchmarks.job_probe``).
-Targets (issue #5): for every bounded policy, seconds grow with log–log slope
-<= 1.1 from 1x to 100x, and peak RSS at 100x is within 1.5x of 1x. Bounded is
-measured, not declared: the final size stopped growing, the last horizon's within
-1.25x of the one before (keep_all, last_write_wins, which keeps every unslotted
-entry, and lethe without day ticks grow with the stream; a capacity or decay policy
-levels off, ebbinghaus on lifecycle only after its first year).
+Targets (docs/reference.md, "Costs and performance targets"): for every bounded
+policy, seconds grow with log–log slope <= 1.1 from 1x to 100x, and peak RSS at 100x
+is within 1.5x of 1x. Bounded is measured, not declared: the final size stopped
+growing, the last horizon's within 1.25x of the one before (keep_all,
+last_write_wins, which keeps every unslotted entry, and lethe without day ticks grow
+with the stream; a capacity or decay policy levels off, ebbinghaus on lifecycle only
+after its first year).
 Usage: ``python -m benchmarks.bench_horizons [--workloads contradiction,lifecycle]
 [--multiples 1,10,100] [--policies ...]``.
 """
@@ -28,8 +29,8 @@ SIZE_GROWTH_BOUNDED = 1.25  # last horizon's final size / the one before's
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
-    """The log–log least-squares slope (``runner.scaling.fit_loglog``)."""
-    from runner.scaling import fit_loglog
+    """The log–log least-squares slope (``runner.analysis.scaling.fit_loglog``)."""
+    from runner.analysis.scaling import fit_loglog
 
     return fit_loglog(xs, ys)[1]
 

@@ -30,8 +30,8 @@ MEMORIES: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = (
 
 
 def measure(workload: str, log: Any = print) -> dict[str, Any]:
-    from runner.job import run_job
-    from runner.resolve import make_spec
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
 
     log(f"{workload}: {'memory':<20}{'warm-up s':>10}{'job s':>9}{'query ms':>10}"
         f"{'p95 ms':>9}{'size':>7}")

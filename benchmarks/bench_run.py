@@ -2,7 +2,9 @@
 
 Targets on this 2-core machine, measured after a first warm-up job (the warm-up:
 imports, weight loading, reported separately): a 3,000-turn ``contradiction`` job
-<= 0.25 s and a 365-day ``lifecycle`` job <= 0.5 s (issue #5), for every policy.
+<= 0.25 s and a 365-day ``lifecycle`` job <= 0.5 s, for every policy (more than an
+order of magnitude under the Forgetting-Bench seed's 5-7 s a job: docs/reference.md,
+"Costs and performance targets").
 Usage: ``python benchmarks/bench_run.py [--workload lifecycle] [--repeats 5]``.
 """
 
@@ -21,8 +23,8 @@ def measure(workload: str, repeats: int = 5, horizon: int | None = None,
     """Warm-up and median seconds per reference policy; ``ok`` when every median meets
     the workload's target."""
     from memcore import POLICIES
-    from runner.job import run_job
-    from runner.resolve import make_spec
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
 
     target = TARGET_S.get(workload, 1.0)
     log(f"{'policy':<18}{'warm-up s':>10}{'median s':>10}{'min s':>8}{'max s':>8}  target")
@@ -59,7 +61,7 @@ def main() -> None:
     ap.add_argument("--horizon", type=int, default=None, help="default: the workload's")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    import runner.job  # noqa: F401 - the import time is reported
+    import runner.job.run  # noqa: F401 - the import time is reported
 
     print(f"import fbench: {time.perf_counter() - t0:.3f} s")
     measure(args.workload, args.repeats, args.horizon)

@@ -3,10 +3,11 @@ entries, and lethe's consolidation at 1k and 10k long-term items.
 
 Retrieval: a keep_all store filled with the contradiction stream's observations up to
 N live entries, then 300 of the stream's questions (after 20 warm-up ones); p50/p95
-of ``MemoryStore.retrieve`` (k=5). Targets (issue #5): p50 <= 1 ms at 10k and
-<= 10 ms at 100k. Consolidation: a lethe store of N distinct long-term entries
-(promoted at a first tick); ``first_s`` is a consolidation comparing every pair (as
-after ``MemoryStore.open``), ``daily_s`` the next day's, after 20 new entries.
+of ``MemoryStore.retrieve`` (k=5). Targets (docs/reference.md, "Costs and performance
+targets"): p50 <= 1 ms at 10k and <= 10 ms at 100k. Consolidation: a lethe store of N
+distinct long-term entries (promoted at a first tick); ``first_s`` is a consolidation
+comparing every pair (as after ``MemoryStore.open``), ``daily_s`` the next day's,
+after 20 new entries.
 Usage: ``python -m benchmarks.bench_store [--sizes 1000,10000,100000]
 [--consolidation 1000,10000]``.
 """
@@ -95,7 +96,7 @@ def _ints(raw: str) -> list[int]:
 def measure(sizes: list[int], items: list[int], log: Any = print) -> dict[str, Any]:
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):  # as in a job (runner.job)
+    with threadpool_limits(limits=1, user_api="blas"):  # as in a job (runner.job.run)
         return _measure(sizes, items, log)
 
 

@@ -28,8 +28,8 @@ def _peak_mb() -> float:
 
 
 def probe(workload: str, policy: str, horizon: int) -> dict[str, float]:
-    from runner.job import run_job
-    from runner.resolve import make_spec
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
 
     run_job(make_spec(workload, policy, 10**6))
     setup = _peak_mb()

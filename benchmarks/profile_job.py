@@ -20,8 +20,8 @@ from pathlib import Path
 
 _LOOP = """
 import sys
-from runner.job import run_job
-from runner.resolve import make_spec
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
 w, p, n, h = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) or None
 run_job(make_spec(w, p, 0, h))
 def measured():

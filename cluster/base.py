@@ -1,20 +1,33 @@
 """The executor interface and registry.
 
-An executor runs jobs given as canonical spec JSON and calls ``on_outcome`` in
-the driver, once per job, as results arrive (in any order). The job function is
-``runner.shard.execute_batch``; an exception inside a job comes back as a failed
-outcome, never as a crashed sweep.
+An executor runs jobs given as spec JSON strings and calls ``on_outcome`` in the
+driver, once per job, as results arrive (in any order). It is handed the task
+function by reference (``task(spec_jsons, node) -> [Outcome]``; fbench's is
+``runner.job.execute.job_task()``) and knows nothing of what a job is: an exception
+inside a job comes back from the task as a failed outcome, and a task that dies for
+good becomes a failed outcome per job, never a crashed sweep.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from runner.shard import Outcome
+from fbench.registry import Registry
 
-OnOutcome = Callable[["Outcome"], None]
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one job came back with: its result (a shard table), or the error's text."""
+
+    spec_json: str
+    table: Any
+    error: str | None = None
+
+
+TaskFn = Callable[[Sequence[str], str], list[Outcome]]  # (spec JSONs, node id) -> outcomes
+OnOutcome = Callable[[Outcome], None]
 
 
 class ExecutorError(Exception):
@@ -34,14 +47,6 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-EXECUTORS: dict[str, Callable[..., Executor]] = {}
+EXECUTORS: Registry[Callable[..., Executor]] = Registry("executor")
 
-
-def register_executor(name: str) -> Callable[[Callable[..., Executor]], Callable[..., Executor]]:
-    def deco(factory: Callable[..., Executor]) -> Callable[..., Executor]:
-        if name in EXECUTORS:
-            raise ValueError(f"executor {name!r} is registered twice")
-        EXECUTORS[name] = factory
-        return factory
-
-    return deco
+register_executor = EXECUTORS.register

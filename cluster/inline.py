@@ -4,26 +4,24 @@ sweeps, and the reference every other executor must match)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from cluster.base import OnOutcome, register_executor
+from cluster.base import OnOutcome, TaskFn, register_executor
 
 
 @register_executor("inline")
 class InlineExecutor:
     name = "inline"
 
-    def __init__(self, provenance: dict[str, Any] | None = None, **_: object) -> None:
-        self.provenance = provenance
+    def __init__(self, task: TaskFn, **_: object) -> None:
+        self.task = task
 
     def start(self) -> None:
         pass
 
     def run(self, spec_jsons: Sequence[str], on_outcome: OnOutcome) -> None:
-        from runner.shard import execute
-
         for spec_json in spec_jsons:
-            on_outcome(execute(spec_json, "inline", self.provenance))
+            for outcome in self.task([spec_json], "inline"):
+                on_outcome(outcome)
 
     def close(self) -> None:
         pass

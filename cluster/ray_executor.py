@@ -4,8 +4,9 @@
   listening on loopback only, and shut it down on ``close()``. If Ray is already
   initialised in this process (a test session, a notebook), reuse it and leave it up.
 - ``auto``, ``HOST:PORT``, ``ray://HOST:PORT`` or ``RAY_ADDRESS``: connect to that
-  cluster and ship fbench's packages (``workloads``, ``memcore`` with its weights,
-  ``runner``, ``cluster``) with the job, so the nodes need only the dependencies.
+  cluster and ship what the caller names (``ship``: fbench's package folders, memcore
+  with its weights, and any plugin's) with the job, so the nodes need only the
+  dependencies.
   An unreachable address is an ``ExecutorError`` in seconds, not a hang.
 
 Jobs travel in batches (``batch_size``): ~2 s of work per task pays Ray's per-task
@@ -20,31 +21,22 @@ scheduled (no CPU in the cluster) are an ``ExecutorError`` after ``unschedulable
 
 from __future__ import annotations
 
-import ipaddress
-import json
-import logging
 import os
 import random
-import socket
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from contextlib import suppress
+from typing import Any
 
-from cluster.base import ExecutorError, OnOutcome, register_executor
-
-if TYPE_CHECKING:
-    from runner.shard import Outcome
+from cluster.base import ExecutorError, OnOutcome, Outcome, TaskFn, register_executor
+from cluster.ray_connect import connect, start_local_ray
 
 TASK_SECONDS = 2.0        # target work per task (0.5-5 s pays the ~1 ms per-task cost)
 MIN_TASKS_PER_CPU = 3     # a big sweep is at least this many tasks per CPU (balance)
 MAX_BATCH = 256           # bounds the work lost when a worker dies mid-batch
 IN_FLIGHT_PER_CPU = 3     # tasks submitted ahead per CPU
 WAIT_S = 5.0              # ray.wait timeout between scheduling checks
-CONNECT_TIMEOUT_S = 5.0   # TCP probe of a cluster address before ray.init
 MAX_RETRIES = 3           # re-runs of a task whose worker or node died
-RAY_CLIENT_PORT = 10001
-QUIET_LOGGERS = ("ray", "ray._private.authentication.authentication_token_setup")
 
 
 # ---------------------------------------------------------------- batching (pure)
@@ -78,195 +70,20 @@ def make_batches(spec_jsons: Sequence[str], size: int, n_cpus: int = 1) -> list[
 
 # ---------------------------------------------------------------- the task body
 
-def run_batch(spec_jsons: list[str], prov: dict[str, Any] | None = None) -> list[Outcome]:
-    """What one Ray task runs (on a worker): the batch's jobs, labelled with the node and
-    the driver's provenance."""
+def run_batch(task: TaskFn, spec_jsons: list[str]) -> list[Outcome]:
+    """What one Ray task runs (on a worker): the task function on the batch, labelled
+    with the node."""
     import ray
     import torch
 
-    from runner.shard import execute_batch
-
     torch.set_num_threads(1)  # one task per CPU: no intra-op oversubscription
-    return execute_batch(spec_jsons, ray.get_runtime_context().get_node_id(), prov)
+    return task(spec_jsons, ray.get_runtime_context().get_node_id())
 
 
 def failed_outcomes(spec_jsons: Sequence[str], exc: BaseException) -> list[Outcome]:
     """A batch whose task died for good: every job in it is a failed outcome."""
-    from runner.shard import Outcome
-    from runner.spec import JobSpec
-
     text = f"{type(exc).__name__}: {exc}"
-    return [Outcome(JobSpec.from_dict(json.loads(s)).job_id, None, text) for s in spec_jsons]
-
-
-# ---------------------------------------------------------------- starting / connecting
-
-def _quiet() -> None:
-    for name in QUIET_LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
-
-
-@contextmanager
-def _loopback_node() -> Iterator[None]:
-    """While Ray starts, take 127.0.0.1 as this node's address.
-
-    ``ray.init`` rewrites a loopback ``_node_ip_address`` (or ``127.0.0.1:PORT``) to the
-    machine's outward IP, and then listens on every interface. Its single-node switch
-    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, read once at import) keeps it on loopback;
-    this sets the constant it reads for the duration of the call.
-    """
-    try:
-        from ray._private import ray_constants
-    except ImportError:  # a future Ray without it: default binding, token auth still on
-        yield
-        return
-    old = getattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = old
-
-
-def start_local_ray(num_cpus: int | None = None) -> bool:
-    """Start the embedded single-node Ray on loopback; False if Ray was already up.
-
-    Its workers run at normal priority (Ray nices them to 15 by default), like the inline
-    executor: on a busy machine niced workers got a fraction of a core and the sweep ran
-    slower than inline."""
-    import ray
-
-    if ray.is_initialized():
-        return False
-    _quiet()
-    with _loopback_node():
-        ray.init(
-            address="local",
-            num_cpus=os.cpu_count() if num_cpus is None else num_cpus,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            log_to_driver=False,
-            _node_ip_address="127.0.0.1",
-            _system_config={"worker_niceness": 0},
-        )
-    return True
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _reachable(host: str, port: int, timeout: float = CONNECT_TIMEOUT_S) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _host_port(address: str) -> tuple[str, int]:
-    """The (host, port) a cluster address names; ``auto`` is looked up like Ray does."""
-    if address.startswith("ray://"):
-        rest = address[len("ray://"):].split("/", 1)[0]
-        host, _, port = rest.rpartition(":") if ":" in rest else (rest, "", str(RAY_CLIENT_PORT))
-    elif address == "auto":
-        from ray._private.services import canonicalize_bootstrap_address_or_die
-
-        try:
-            found = canonicalize_bootstrap_address_or_die("auto")
-        except ConnectionError:
-            raise ExecutorError(
-                "no running Ray cluster found for --address auto: start one with "
-                "`ray start --head` or omit --address") from None
-        host, _, port = found.rpartition(":")
-    else:
-        host, _, port = address.rpartition(":")
-    host = host.strip("[]")
-    if not host or not port.isdigit():
-        raise ExecutorError(
-            f"bad Ray address {address!r}: give auto, HOST:PORT or ray://HOST:PORT")
-    return host, int(port)
-
-
-def _outward_ip() -> str | None:
-    """The address Ray substitutes for 127.0.0.1 when it connects."""
-    try:
-        from ray._private.services import get_node_ip_address
-
-        return str(get_node_ip_address())
-    except Exception:
-        return None
-
-
-def shipped_packages() -> list[str]:
-    """The package folders shipped as ``py_modules`` (whole folders: memcore's weights
-    travel too). Paths, not module objects: Ray Client cannot pickle modules."""
-    import cluster
-    import memcore
-    import runner
-    import workloads
-
-    return [os.path.dirname(str(m.__file__)) for m in (workloads, memcore, runner, cluster)]
-
-
-def connect(address: str) -> bool:
-    """Connect to an existing cluster, shipping fbench's packages with the job; False
-    if this process was already connected to it (then leave the connection up)."""
-    import ray
-
-    host, port = _host_port(address)
-    if not _reachable(host, port):
-        where = address if address != "auto" else f"{host}:{port} (found by auto)"
-        raise ExecutorError(
-            f"cannot reach Ray at {where}: start a cluster with `ray start --head` "
-            "or omit --address")
-    # Ray connects to the outward IP for 127.0.0.1; a cluster started on loopback only
-    # (single node) is reachable solely at 127.0.0.1, so keep the address as given.
-    loopback = _is_loopback(host) and not address.startswith("ray://")
-    outward = _outward_ip() if loopback else None
-    keep_loopback = loopback and (outward is None or not _reachable(outward, port))
-    if ray.is_initialized():
-        current = ray.get_runtime_context().gcs_address
-        if current in {f"{host}:{port}", f"{outward}:{port}"}:
-            return False  # already connected to it (a notebook, a test): reuse, leave up
-        raise ExecutorError(
-            f"Ray is already initialised in this process (at {current}); cannot also "
-            f"connect to {address}")
-    _quiet()
-    _token_auth_if_available()
-    runtime_env = {"py_modules": shipped_packages(), "excludes": ["__pycache__", "*.pyc"]}
-    try:
-        if keep_loopback:
-            with _loopback_node():
-                ray.init(address=address, runtime_env=runtime_env, log_to_driver=False,
-                         logging_level=logging.WARNING, _node_ip_address="127.0.0.1")
-        else:
-            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False,
-                     logging_level=logging.WARNING)
-    except Exception as exc:  # ConnectionError, AuthenticationError, RuntimeError...
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        hint = ("; if the cluster uses token auth, set RAY_AUTH_MODE=token and its token "
-                "(~/.ray/auth_token or RAY_AUTH_TOKEN)") if "auth" in str(exc).lower() or (
-                isinstance(exc, ConnectionError)) else ""
-        raise ExecutorError(f"cannot connect to Ray at {address}: {first}{hint}") from None
-    return True
-
-
-def _token_auth_if_available() -> None:
-    """Use token auth when a token is at hand and RAY_AUTH_MODE is unset, as Ray itself
-    does for ``auto`` (a driver with a token also talks to a cluster without auth)."""
-    try:
-        from ray._private.authentication.authentication_token_setup import (
-            maybe_enable_token_auth_if_token_available,
-        )
-    except ImportError:
-        return
-    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    return [Outcome(s, None, text) for s in spec_jsons]
 
 
 # ---------------------------------------------------------------- the executor
@@ -285,11 +102,17 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, max_in_flight: int | None = None,
-                 job_seconds: float = 0.25, batch_jobs: int | None = None,
-                 unschedulable_s: float = 60.0, provenance: dict[str, Any] | None = None,
-                 **_: object) -> None:
-        self.provenance = provenance
+    def __init__(self, task: TaskFn, address: str | None = None,
+                 max_in_flight: int | None = None, job_seconds: float = 0.25,
+                 batch_jobs: int | None = None, unschedulable_s: float = 60.0,
+                 ship: Sequence[str] = (), sys_path: Sequence[str] = (),
+                 env: dict[str, str] | None = None, **_: object) -> None:
+        self.task = task
+        self.ship = list(ship)  # folders a cluster's workers need (py_modules of the job)
+        # the driver's sys.path, for an embedded Ray's workers to import what the driver
+        # imports (plugins from the current directory): PYTHONPATH of each task
+        self.sys_path = list(sys_path)
+        self.env = dict(env or {})  # environment variables of a cluster's workers
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         if self.address == "local":
             self.address = None
@@ -311,7 +134,7 @@ class RayExecutor:
         if self.address is None:
             self._started = start_local_ray()
         else:
-            self._started = connect(self.address)
+            self._started = connect(self.address, self.ship, self.env)
         self._connected = ray.is_initialized()
 
     def plan(self, spec_jsons: Sequence[str], n_cpus: int) -> list[list[str]]:
@@ -335,8 +158,11 @@ class RayExecutor:
         # SPREAD: on a cluster, tasks go to every node with a free CPU; Ray's default
         # packs them onto the driver's node while its warm worker keeps up, which
         # leaves a node idle whenever tasks are shorter than a worker's start.
-        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES,
-                          scheduling_strategy="SPREAD")(run_batch)
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES,
+                            scheduling_strategy="SPREAD")(run_batch)
+        if self.sys_path and self.address is None:  # embedded: the driver's sys.path
+            remote = remote.options(runtime_env={"env_vars": {
+                "PYTHONPATH": os.pathsep.join(self.sys_path)}})
         todo = iter(batches)
         pending: dict[Any, list[str]] = {}
         stuck_since = self._check_schedulable(None)
@@ -344,7 +170,7 @@ class RayExecutor:
         try:
             while True:
                 while len(pending) < limit and (batch := next(todo, None)) is not None:
-                    pending[task.remote(batch, self.provenance)] = batch
+                    pending[remote.remote(self.task, batch)] = batch
                 if not pending:
                     return
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)

@@ -12,30 +12,14 @@ dimension-major layout would hold, so products over it give the same numbers.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
+from memcore.fields import ARRAYS, ColumnArrays
 
-class Columns:
-    """Growable, compactable arrays of memory entries."""
 
-    _FIELDS: ClassVar[dict[str, type]] = {
-        "eid": np.int64,          # entry id, increasing with insertion
-        "obs_id": np.int64,       # the caller's observation id
-        "turn": np.int64,         # time of the observation
-        "importance": np.float64,
-        "superseded": np.bool_,
-        "slot": np.int32,         # interned extracted slot, -1 for none
-        "live": np.bool_,
-        "ntok": np.int64,         # whitespace tokens of the text
-        "last_access": np.int64,
-        "access_count": np.int64,
-        "tags": np.int64,         # bit mask over tag_names (meta "tags", comma-separated)
-        "score": np.float64,      # a policy's own stored score (lethe)
-        "tier": np.int8,          # a policy's own tier (lethe: short, long, cold)
-        "since": np.int64,        # when the entry entered its tier
-    }
+class Columns(ColumnArrays):
+    """Growable, compactable arrays of memory entries: one array per ``ARRAYS`` field
+    (``memcore.fields``), under its name, plus the texts and the embeddings."""
 
     def __init__(self, dim: int, capacity: int = 256) -> None:
         self.dim = dim
@@ -50,8 +34,8 @@ class Columns:
         self._pend_rows: list[list[int]] = [[] for _ in range(dim)]
         self._pend_vals: list[list[float]] = [[] for _ in range(dim)]
         self.dims: list[np.ndarray] = []  # the non-zero dimensions of each row
-        for name, dtype in self._FIELDS.items():
-            setattr(self, name, np.zeros(capacity, dtype=dtype))
+        for f in ARRAYS:
+            setattr(self, f.name, np.zeros(capacity, dtype=f.dtype))
         self.texts: list[str] = []
         self.tag_names: list[str] = []   # bit i of ``tags`` is tag_names[i]
 
@@ -71,33 +55,17 @@ class Columns:
             mask |= 1 << self.tag_names.index(name)
         return mask
 
-    # typed views for mypy
-    eid: np.ndarray
-    obs_id: np.ndarray
-    turn: np.ndarray
-    importance: np.ndarray
-    superseded: np.ndarray
-    slot: np.ndarray
-    live: np.ndarray
-    ntok: np.ndarray
-    last_access: np.ndarray
-    access_count: np.ndarray
-    tags: np.ndarray
-    score: np.ndarray
-    tier: np.ndarray
-    since: np.ndarray
-
     @property
     def capacity(self) -> int:
         return len(self.eid)
 
     def _grow(self) -> None:
         cap = self.capacity * 2
-        for name in self._FIELDS:
-            old = getattr(self, name)
+        for f in ARRAYS:
+            old = getattr(self, f.name)
             new = np.zeros(cap, dtype=old.dtype)
             new[: self.n] = old[: self.n]
-            setattr(self, name, new)
+            setattr(self, f.name, new)
 
     def append(self, vec: np.ndarray) -> int:
         """Reserve the next row with embedding ``vec``; the caller fills the fields."""
@@ -157,8 +125,8 @@ class Columns:
                 self._post_rows[d][:k] = moved[kept]
                 self._post_len[d] = k
         self.dims = [self.dims[i] for i in keep]
-        for name in self._FIELDS:
-            arr = getattr(self, name)
+        for f in ARRAYS:
+            arr = getattr(self, f.name)
             arr[:m] = arr[keep]
             arr[m : self.n] = 0
         self.texts = [self.texts[i] for i in keep]

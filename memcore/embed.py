@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from memcore.registry import registrar
+from fbench.registry import Registry
 from memcore.text import tokenize
 
 FNV_OFFSET = 2166136261
@@ -35,10 +35,22 @@ class Embedder(Protocol):
     def embed(self, text: str) -> np.ndarray: ...
 
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {}
+@runtime_checkable
+class BatchEmbedder(Protocol):
+    """An embedder that encodes a block of upcoming texts in one batch (``prefetch``)
+    and then serves ``embed`` from its cache."""
+
+    dim: int
+
+    def embed(self, text: str) -> np.ndarray: ...
+
+    def prefetch(self, texts: Iterable[str]) -> None: ...
 
 
-register_embedder = registrar(EMBEDDERS, "embedder")
+EMBEDDERS: Registry[Callable[[], Embedder]] = Registry("embedder")
+
+
+register_embedder = EMBEDDERS.register
 
 
 @register_embedder("hashing")

@@ -13,7 +13,7 @@ import pytest
 def ray_local() -> Iterator[None]:
     import ray
 
-    from cluster.ray_executor import start_local_ray
+    from cluster.ray_connect import start_local_ray
 
     started = start_local_ray()
     yield

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from memcore import POLICIES
-from runner.job import run_job
-from runner.resolve import make_spec
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 # One tiny case per workload family: turns without ticks, and days with ticks and tags.

@@ -18,21 +18,17 @@ import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
 
-from runner.aggregate import (
-    SUMMARY,
-    aggregate,
-    baseline_params,
-    load_shards,
-    main_table,
-    read_summary,
-    shard_files,
-)
+from runner.analysis.stats import CI_METHOD
 from runner.errors import FbenchError
+from runner.job.execute import execute
 from runner.metrics import METRICS
-from runner.report import seed_ranges, write_report
-from runner.resolve import make_spec
-from runner.shard import execute, shard_path, write_shard
-from runner.stats import CI_METHOD
+from runner.report.blocks import seed_ranges
+from runner.report.markdown import write_report
+from runner.results.aggregate import SUMMARY, aggregate, baseline_params, read_summary
+from runner.results.load import load_shards, shard_files
+from runner.results.shard import shard_path, write_shard
+from runner.results.tables import main_table
+from runner.spec.resolve import make_spec
 
 SEEDS = (0, 1, 2)
 TAU60 = [("policy.tau", "60")]

@@ -1,4 +1,8 @@
-"""The one-way import rules of DESIGN.md, checked on the source."""
+"""The one-way import rules of the architecture (docs/architecture.md), checked on the
+source: ``runner -> workloads``, ``runner -> memcore``, ``runner -> cluster``; memcore and
+workloads import nothing of ours but the leaf ``fbench`` (the registry); cluster gets the
+task function by reference and imports nothing of ours either; reading results never
+imports the memory stack."""
 
 from __future__ import annotations
 
@@ -11,9 +15,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
+    "fbench": {"workloads", "memcore", "runner", "cluster"},
     "memcore": {"workloads", "runner", "cluster"},
     "workloads": {"memcore", "runner", "cluster"},
+    "cluster": {"workloads", "memcore", "runner"},
 }
+# runner's steps that read or render results: never the memory stack (what runs a job).
+MEMORY_STACK = {"memcore", "torch", "runner.job", "runner.adapters", "runner.train"}
+RESULTS_SIDE = ("runner/results", "runner/analysis", "runner/report")
+
+
+def imported_modules(path: Path) -> set[str]:
+    mods = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            mods |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            mods.add(node.module)
+    return mods
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -28,8 +47,9 @@ def imported_roots(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_package_imports_only_what_it_may(package: str) -> None:
-    """Prevents the memory from seeing ground truth (memcore -> workloads) and workloads
-    from depending on anything of ours."""
+    """Prevents the memory from seeing ground truth (memcore -> workloads), workloads
+    from depending on anything of ours, and cluster from reaching into runner (it gets
+    the task function by reference)."""
     for path in (ROOT / package).rglob("*.py"):
         bad = imported_roots(path) & FORBIDDEN[package]
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
@@ -45,10 +65,32 @@ def test_ray_is_only_imported_inside_cluster() -> None:
 def test_running_a_job_does_not_import_ray() -> None:
     """Prevents the CLI and a job from paying Ray's import cost when no sweep needs it."""
     code = (
-        "import sys;from runner.cli import app;from runner.job import run_job;"
-        "from runner.resolve import make_spec;"
+        "import sys;from runner.cli import app;from runner.job.run import run_job;"
+        "from runner.spec.resolve import make_spec;"
         "run_job(make_spec('contradiction','keep_all',0,horizon=50));"
         "print('ray' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("folder", RESULTS_SIDE)
+def test_reading_results_imports_no_memory_stack_in_source(folder: str) -> None:
+    """Prevents the results side (shards, aggregation, statistics, the report) from
+    importing what runs a job: memcore, torch, the job, the adapters, training."""
+    for path in (ROOT / folder).rglob("*.py"):
+        bad = {m for m in imported_modules(path)
+               if any(m == s or m.startswith(s + ".") for s in MEMORY_STACK)}
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_aggregating_and_reporting_load_no_memory_stack() -> None:
+    """Prevents a transitive import of the memory stack (torch's seconds of import, the
+    model weights) when a sweep's shards are only read, aggregated and reported."""
+    code = ("import sys;import runner.results.aggregate, runner.results.compact, "
+            "runner.results.validate, runner.report.markdown, runner.report.plots, "
+            "runner.analysis.scaling;"
+            "print(sorted(m for m in ('memcore','torch','runner.job','runner.adapters') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

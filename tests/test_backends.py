@@ -30,9 +30,9 @@ from memcore.backends import BACKENDS, SqliteBackend, StoredEntry
 from memcore.columns import Columns
 from memcore.extract.teacher import KeywordTeacher
 from runner.errors import FbenchError
-from runner.job import run_job
+from runner.job.run import run_job
 from runner.metrics import METRICS
-from runner.resolve import make_spec
+from runner.spec.resolve import make_spec
 from workloads import WORKLOADS, Observe, Query, Tick
 
 ROOT = Path(__file__).resolve().parent.parent

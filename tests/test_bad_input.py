@@ -118,8 +118,8 @@ def test_the_table_is_large_enough() -> None:
 def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None:
     """Prevents a registered name from steering a shard outside OUT (``..``, a slash)."""
     from runner.adapters import MEMORIES
-    from runner.resolve import make_spec
-    from runner.shard import shard_path
+    from runner.results.shard import shard_path
+    from runner.spec.resolve import make_spec
     from workloads import WORKLOADS
 
     out = (tmp_path / "out").resolve()

@@ -7,8 +7,8 @@ import pytest
 
 from memcore import POLICIES
 from runner.errors import FbenchError
-from runner.job import run_job
-from runner.resolve import make_spec, materialize
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec, materialize
 
 PLAIN = sorted(p for p, c in POLICIES.items() if not c.wrapper)
 

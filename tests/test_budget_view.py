@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from runner.report import write_report
-from runner.sweep import SweepSpec, expand
-from runner.sweep_run import prepare, run_sweep
+from runner.report.markdown import write_report
+from runner.sweep.expand import SweepSpec, expand
+from runner.sweep.run import prepare, run_sweep
 
 SPEC = SweepSpec(seeds=(0, 1), policies=("keep_all", "lethe", "fifo"), workloads=("lifecycle",),
                  horizons=("40",), params=(("fifo.capacity_fraction", ("0.5", "1", "2", "4")),))

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.metrics import METRICS
-from runner.resolve import make_spec
+from runner.spec.resolve import make_spec
 
 runner = CliRunner()
 

@@ -1,10 +1,12 @@
-"""The sparse embedding storage of memcore.columns."""
+"""The sparse embedding storage of memcore.columns, and the one column declaration."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from memcore.backends import SqliteBackend
 from memcore.columns import Columns
+from memcore.fields import ARRAYS, PERSISTED
 
 
 def test_dense_equals_the_dense_matrix_through_appends_and_compactions() -> None:
@@ -36,3 +38,22 @@ def test_dense_equals_the_dense_matrix_through_appends_and_compactions() -> None
             assert np.array_equal(cols.dense(dims, rows), reference[dims][:, rows])
             assert all(np.array_equal(cols.dims[r], np.flatnonzero(kept[r]))
                        for r in range(cols.n))
+
+
+def test_the_sqlite_entries_table_is_the_column_declaration() -> None:
+    """Prevents the SQLite schema drifting from ``memcore.fields.FIELDS`` (a column
+    added to, dropped from, renamed, reordered or retyped in one and not the other): the
+    ``entries`` table of a fresh store must have exactly the persisted fields, in order,
+    with their declared SQL types, and ``Columns`` one array of each declared dtype."""
+    backend = SqliteBackend(":memory:")
+    try:
+        info = backend.conn.execute("PRAGMA table_info(entries)").fetchall()
+    finally:
+        backend.close()
+    table = [(name, " ".join([kind, *(["PRIMARY KEY"] if pk else []),
+                              *(["NOT NULL"] if notnull else [])]))
+             for _, name, kind, notnull, _, pk in info]
+    assert table == [(f.name, f.sql) for f in PERSISTED]
+    cols = Columns(4)
+    assert [(f.name, getattr(cols, f.name).dtype) for f in ARRAYS] == [
+        (f.name, np.dtype(f.dtype)) for f in ARRAYS]

@@ -21,15 +21,17 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from runner.aggregate import SUMMARY, aggregate, load_shards, summary_is_current
 from runner.cli import app
-from runner.compact import Compaction, compact
 from runner.errors import FbenchError
-from runner.layout import COMPACTED, Layout, index_path
-from runner.shard import NONDETERMINISTIC, SCHEMA, shard_path, write_shard
-from runner.spec import JobSpec
-from runner.sweep import SweepSpec, expand
-from runner.sweep_run import existing_shards, plan, prepare, run_sweep
+from runner.results.aggregate import SUMMARY, aggregate, summary_is_current
+from runner.results.compact import Compaction, compact
+from runner.results.layout import COMPACTED, Layout, index_path
+from runner.results.load import load_shards
+from runner.results.shard import NONDETERMINISTIC, SCHEMA, shard_path, write_shard
+from runner.spec.jobspec import JobSpec
+from runner.sweep.expand import SweepSpec, expand
+from runner.sweep.plan import existing_shards, plan
+from runner.sweep.run import prepare, run_sweep
 
 SPEC = SweepSpec(seeds=(0, 1, 2), policies=("keep_all", "ebbinghaus"),
                  workloads=("contradiction",), horizons=("120",))
@@ -145,7 +147,7 @@ def test_summary_is_byte_identical_and_stays_current(out: Path) -> None:
     """Prevents compaction from changing the summary (or its fingerprint, which would make
     every report recompute it): aggregate gives the same bytes before and after, the old
     summary still counts as current, and the report is the same."""
-    from runner.report import write_report
+    from runner.report.markdown import write_report
 
     aggregate(out)
     before = (out / SUMMARY).read_bytes()
@@ -229,7 +231,7 @@ def test_a_failed_job_is_rerun_after_compaction(out: Path, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents compaction from hiding a failed job from resume: it has no shard and no
     compacted rows, so `--overwrite failed` reruns it (and only it)."""
-    import runner.job as job_mod
+    import runner.job.run as job_mod
 
     real = job_mod.run_job
 
@@ -239,10 +241,10 @@ def test_a_failed_job_is_rerun_after_compaction(out: Path, tmp_path: Path,
         return real(spec)
 
     fresh = tmp_path / "flaky"
-    monkeypatch.setattr("runner.shard.run_job", flaky)
+    monkeypatch.setattr("runner.job.execute.run_job", flaky)
     assert len(_sweep(fresh).failed) == 1
     assert compact(fresh).jobs == 5
-    monkeypatch.setattr("runner.shard.run_job", real)
+    monkeypatch.setattr("runner.job.execute.run_job", real)
     rerun = _sweep(fresh)
     assert (rerun.done, rerun.skipped, rerun.failed) == (1, 5, [])
     assert compact(fresh).jobs == 6
@@ -285,11 +287,11 @@ def test_a_shard_rewritten_during_compaction_is_kept(out: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents compaction from deleting a shard a running sweep rewrote after it was read
     (its new rows would be lost): only the very file that was read is removed."""
-    import runner.compact as compact_mod
+    import runner.results.parts as parts_mod
 
     job = expand(SPEC)[0]
     path = shard_path(out, job)
-    real = compact_mod.read_valid_shard
+    real = parts_mod.read_valid_shard
 
     def read_then_rewrite(p: Path, job_id: str) -> pa.Table | None:
         table = real(p, job_id)
@@ -297,7 +299,7 @@ def test_a_shard_rewritten_during_compaction_is_kept(out: Path,
             _rerun(out, job)
         return table
 
-    monkeypatch.setattr(compact_mod, "read_valid_shard", read_then_rewrite)
+    monkeypatch.setattr(parts_mod, "read_valid_shard", read_then_rewrite)
     compact(out)
     assert Layout(out).raw_files == [path]
     assert {r["wall_s"] for r in _counted_rows(out) if r["job_id"] == job.job_id} == {99.0}
@@ -492,7 +494,7 @@ def test_a_killed_compaction_leaves_nothing_that_counts(out: Path) -> None:
     code = (
         "import os, sys\n"
         "from pathlib import Path\n"
-        "from runner.compact import compact\n"
+        "from runner.results.compact import compact\n"
         "real = os.replace\n"
         "def die(src, dst, **kw):\n"
         "    if Path(dst).name == 'part-000002.parquet':\n"

@@ -23,7 +23,8 @@ def kinds(seed: int, horizon: int = 3000, **params: float) -> Counter[str]:
 
 def test_seed0_counts_match_the_seed_stream() -> None:
     """Prevents a drift in draw order: the seed's stream on seed 0 has exactly 367 queries,
-    308 canonical and 221 hard updates and 2,044 distractors (REFERENCE.md)."""
+    308 canonical and 221 hard updates and 2,044 distractors (docs/reference.md,
+    "Forgetting-Bench: seed-0 stream counts")."""
     assert kinds(0) == Counter(
         {"fact": 60, "query": 367, "canonical_update": 308, "hard_update": 221, "distractor": 2044}
     )
@@ -151,8 +152,8 @@ class TestRetrievableVariant:
         """Prevents a variant where hard updates stay unretrievable: with a perfect
         extractor, last-write-wins finds the hard-updated value there, not on the seed's
         stream."""
-        from runner.job import run_job
-        from runner.resolve import make_spec
+        from runner.job.run import run_job
+        from runner.spec.resolve import make_spec
 
         def hard_recall(workload: str) -> float:
             spec = make_spec(workload, "last_write_wins", 0, horizon=1500,

@@ -7,9 +7,9 @@ import math
 import subprocess
 import sys
 
-from runner.job import run_job
+from runner.job.run import run_job
 from runner.metrics import METRICS
-from runner.resolve import make_spec
+from runner.spec.resolve import make_spec
 
 TIMING = {name for name, m in METRICS.items() if m.timing}
 
@@ -36,7 +36,8 @@ def test_same_spec_same_metrics_in_a_fresh_process() -> None:
     """Prevents process-dependent results (hash seeds, thread counts): a fresh interpreter
     running the same spec prints the same metrics."""
     code = (
-        "import json,math;from runner.job import run_job;from runner.resolve import make_spec;"
+        "import json,math;from runner.job.run import run_job;"
+        "from runner.spec.resolve import make_spec;"
         "m=run_job(make_spec('contradiction','learned_forget',3,horizon=900)).metrics();"
         "[m.pop(k) for k in ('wall_s','query_ms_mean','query_ms_p95')];"
         "print(json.dumps({k:(None if isinstance(v,float) and math.isnan(v) "

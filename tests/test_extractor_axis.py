@@ -12,9 +12,9 @@ from memcore import EXTRACTORS, Lexicon
 from memcore.extract.tagger import LearnedTagger
 from memcore.extract.teacher import KeywordTeacher
 from runner.errors import FbenchError
-from runner.extractors import NoisyExtractor, uniforms
-from runner.job import run_job
-from runner.resolve import make_spec
+from runner.job.extractors import NoisyExtractor, uniforms
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
 
 SEEDS = (0, 1, 2)
 

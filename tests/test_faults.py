@@ -19,11 +19,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from runner.aggregate import aggregate
 from runner.cli import app
 from runner.errors import FbenchError
-from runner.shard import shard_is_valid
-from runner.sweep_run import JOB_ATTEMPTS, existing_shards
+from runner.results.aggregate import aggregate
+from runner.results.validate import shard_is_valid
+from runner.sweep.plan import existing_shards
+from runner.sweep.run import JOB_ATTEMPTS
 from tests.test_sweep_cli import deterministic, nan_safe
 
 GRID = ["--seeds", "3", "--policies", "keep_all,last_write_wins", "--workloads",
@@ -242,7 +243,7 @@ def test_a_transient_failure_is_retried_and_recovers(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a job that failed once (a flaky node, a transient error) from being
     reported failed when its rerun succeeds, or from being run before the others are."""
-    import runner.job as job_mod
+    import runner.job.run as job_mod
 
     real = job_mod.run_job
     calls: list[tuple[str, int]] = []
@@ -253,7 +254,7 @@ def test_a_transient_failure_is_retried_and_recovers(tmp_path: Path,
             raise RuntimeError("transient")
         return real(spec)
 
-    monkeypatch.setattr("runner.shard.run_job", flaky_once)
+    monkeypatch.setattr("runner.job.execute.run_job", flaky_once)
     code, output = sweep(tmp_path / "out")
     assert code == 0, output
     assert f"{N_JOBS} run, 0 skipped" in output

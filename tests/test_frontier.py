@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from runner.cli import app
-from runner.report import pareto
+from runner.report.findings import pareto
 
 
 def test_pareto_keeps_exactly_the_undominated() -> None:

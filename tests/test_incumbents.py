@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from memcore.minilm import MiniLMEmbedder
+from runner.adapters import Prefetches
 from runner.adapters.lethe_agent import EPOCH
 from runner.errors import FbenchError
-from runner.job import run_job
-from runner.resolve import make_spec, materialize
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec, materialize
 
 
 def build(policy: str, workload: str = "contradiction", **params: object):  # type: ignore[no-untyped-def]
@@ -199,8 +200,9 @@ class TestMiniLM:
     def test_only_a_batching_embedder_is_offered_the_blocks(self) -> None:
         """Prevents the job's blocks from skipping the minilm embedder's batch (or from
         building text lists for an embedder that cannot batch)."""
-        assert build("keep_all", embedder="minilm").prefetch.__self__.dim == 384
-        assert not hasattr(build("keep_all"), "prefetch")
+        minilm = build("keep_all", embedder="minilm")
+        assert isinstance(minilm, Prefetches) and minilm.store.embedder.dim == 384
+        assert not isinstance(build("keep_all"), Prefetches)
 
     def test_minilm_jobs_repeat_exactly(self) -> None:
         """Prevents a reference job on minilm whose metrics change from run to run."""

@@ -284,10 +284,11 @@ def test_keyword_teacher_links_facts_and_never_noise(name: str) -> None:
 
 
 def test_the_reference_retriever_finds_the_asked_slot() -> None:
-    """Prevents a quality floor made by phrasing (REFERENCE.md: the seed's questions could
-    not reach some answers): with memcore's hashing embedder and nothing forgotten, the
-    asked slot is in the top 5 for nearly every question, and so is the current value of
-    a fact written once or last written in a paraphrase."""
+    """Prevents a quality floor made by phrasing (docs/reference.md, "Known flaws of the
+    seeds": the seed's questions could not reach some answers): with memcore's hashing
+    embedder and nothing forgotten, the asked slot is in the top 5 for nearly every
+    question, and so is the current value of a fact written once or last written in a
+    paraphrase."""
     w = WORKLOADS["lifecycle"]
     store = MemoryStore(POLICIES["keep_all"](POLICIES["keep_all"].Params()),
                         EMBEDDERS["hashing"](), None)
@@ -328,7 +329,8 @@ def test_the_reference_retriever_finds_the_asked_slot() -> None:
 @pytest.mark.parametrize("seed", range(5))
 def test_some_durable_facts_are_captured_late(seed: int) -> None:
     """Prevents a stream where every durable fact comes first, so that keeping the oldest
-    items (LIFO) wins by accident of capture order (REFERENCE.md, known flaws)."""
+    items (LIFO) wins by accident of capture order (docs/reference.md, "Known flaws of
+    the seeds")."""
     evs = stream("lifecycle", seed)
     days = [ev.t for ev in evs if isinstance(ev, Observe) and ev.truth.kind == "durable"]
     assert len(days) == 40

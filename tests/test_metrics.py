@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from runner.job import checkpoints, run_job
+from runner.job.run import checkpoints, run_job
 from runner.metrics import CATEGORIES, METRICS, QUALITY, QueryScore, score_query
 from runner.metrics.declare import declare
-from runner.resolve import make_spec
+from runner.spec.resolve import make_spec
 from workloads import WORKLOADS, Observe, Query
 
 # Observation id -> its true (slot, value). The queried slot is "alice.city", current "austin";
@@ -177,12 +177,9 @@ def test_declaring_twice_raises() -> None:
 def test_bad_direction_raises_and_registers_nothing() -> None:
     """Guards against a metric with a direction the aggregator cannot interpret."""
     name = "zz_test_bad_direction"
-    try:
-        with pytest.raises(ValueError, match="bad direction"):
-            declare(name, "sideways", "nonsense")
-        assert name not in METRICS
-    finally:
-        METRICS.pop(name, None)
+    with pytest.raises(ValueError, match="bad direction"):
+        declare(name, "sideways", "nonsense")
+    assert name not in METRICS
 
 
 def test_quality_metrics_have_per_category_variants() -> None:
@@ -343,7 +340,7 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
     """Guards against the harness passing the wrong ``since``: after austin, boston, then
     austin again, the first austin is correct (recall_at_k) but not current
     (recall_current_at_k); asked before the change it was both."""
-    from runner.job import _Run
+    from runner.job.run import _Run
     from workloads import ObserveTruth, QueryTruth
 
     def obs(t: int, value: str) -> Observe:

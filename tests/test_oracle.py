@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.job import run_job
-from runner.resolve import make_spec
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
 
 SEEDS = (0, 1, 2)
 

@@ -1,4 +1,4 @@
-"""runner.params: coercion, key resolution, canonical output, validation errors."""
+"""runner.spec.params: coercion, key resolution, canonical output, validation errors."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from runner.errors import FbenchError
-from runner.params import build, coerce, fields_of, resolve, split_assignment
-from runner.resolve import make_spec
+from runner.spec.params import build, coerce, fields_of, resolve, split_assignment
+from runner.spec.resolve import make_spec
 
 
 @dataclass(frozen=True)

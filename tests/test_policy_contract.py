@@ -9,8 +9,8 @@ import pytest
 
 from memcore import POLICIES, HashingEmbedder, Lexicon, MemoryStore, Policy
 from memcore.extract.teacher import KeywordTeacher
-from runner.job import run_job
-from runner.resolve import make_spec
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
 from workloads import WORKLOADS, Observe, Query
 
 W = WORKLOADS["contradiction"]

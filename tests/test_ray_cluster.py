@@ -46,7 +46,8 @@ import pytest
 
 from cluster.base import ExecutorError
 from cluster.ray_executor import RayExecutor
-from runner.resolve import make_spec
+from runner.job.execute import job_task
+from runner.spec.resolve import make_spec
 from tests.ray_cluster_util import Cluster, free_port, start_two_node_cluster
 
 pytestmark = pytest.mark.cluster
@@ -63,14 +64,15 @@ import json, sys
 from pathlib import Path
 from cluster.inline import InlineExecutor
 from cluster.ray_executor import RayExecutor
-from runner.resolve import make_spec
-from runner.shard import NONDETERMINISTIC
+from runner.spec.resolve import make_spec
+from runner.results.shard import NONDETERMINISTIC
 
 specs = [make_spec("contradiction", p, s, horizon=1000).canonical_json()
          for p in ("keep_all", "ebbinghaus") for s in range(4)]
-from runner.provenance import provenance
+from runner.job.execute import job_task, shipped_packages
+from runner.results.provenance import provenance
 
-ex = RayExecutor(address=sys.argv[1], provenance=provenance())
+ex = RayExecutor(job_task(provenance()), address=sys.argv[1], ship=shipped_packages())
 out = []
 ex.run(specs, out.append)
 
@@ -85,12 +87,12 @@ def shipped_memcore():
 where, weights = ray.get(shipped_memcore.remote())
 ex.close()
 inline = []
-InlineExecutor(provenance=provenance()).run(specs, inline.append)
-ref = {o.job_id: o.table for o in inline}
+InlineExecutor(job_task(provenance())).run(specs, inline.append)
+ref = {o.spec_json: o.table for o in inline}
 differing = sorted({c for o in out if o.table is not None
                     for c in o.table.column_names if c not in NONDETERMINISTIC
                     and json.dumps(o.table.column(c).to_pylist())
-                    != json.dumps(ref[o.job_id].column(c).to_pylist())})
+                    != json.dumps(ref[o.spec_json].column(c).to_pylist())})
 local = sorted(p.name for p in (Path(memcore.__file__).parent / "weights").glob("*.safetensors"))
 print(json.dumps({
     "nodes": sorted({o.table.column("node")[0].as_py() for o in out if o.table is not None}),
@@ -128,7 +130,7 @@ def test_cli_sweep_with_address_runs_on_both_nodes(two_node_cluster: Cluster,
     commit (the workers run shipped folders, not a checkout)."""
     import pyarrow.parquet as pq
 
-    from runner.provenance import git_commit
+    from runner.results.provenance import git_commit
 
     out = tmp_path / "out"
     res = subprocess.run(
@@ -156,7 +158,7 @@ def test_unreachable_address_is_a_one_line_error_in_seconds() -> None:
     spec = make_spec("contradiction", "keep_all", 0, horizon=50).canonical_json()
     t = time.monotonic()
     with pytest.raises(ExecutorError) as err:
-        RayExecutor(address=address).run([spec], lambda o: None)
+        RayExecutor(job_task(), address=address).run([spec], lambda o: None)
     assert time.monotonic() - t < 30
     msg = str(err.value)
     assert "\n" not in msg and address in msg and "ray start --head" in msg
@@ -165,11 +167,13 @@ def test_unreachable_address_is_a_one_line_error_in_seconds() -> None:
 NO_CPU = """
 import json, time
 from cluster.base import ExecutorError
-from cluster.ray_executor import RayExecutor, start_local_ray
-from runner.resolve import make_spec
+from cluster.ray_connect import start_local_ray
+from cluster.ray_executor import RayExecutor
+from runner.job.execute import job_task
+from runner.spec.resolve import make_spec
 
 start_local_ray(num_cpus=0)
-ex = RayExecutor(unschedulable_s=3)
+ex = RayExecutor(job_task(), unschedulable_s=3)
 t = time.monotonic()
 try:
     ex.run([make_spec("contradiction", "keep_all", 0, horizon=50).canonical_json()], print)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from cluster.base import Executor
+from cluster.base import Executor, Outcome
 from cluster.inline import InlineExecutor
 from cluster.ray_executor import (
     MAX_BATCH,
@@ -19,9 +19,10 @@ from cluster.ray_executor import (
     batch_size,
     make_batches,
 )
-from runner.resolve import make_spec
-from runner.shard import NONDETERMINISTIC, Outcome
-from runner.spec import JobSpec
+from runner.job.execute import job_task
+from runner.results.shard import NONDETERMINISTIC
+from runner.spec.jobspec import JobSpec
+from runner.spec.resolve import make_spec
 
 
 def small_grid() -> list[str]:
@@ -47,7 +48,7 @@ def collect(executor: Executor, specs: list[str]) -> dict[str, Outcome]:
     executor.run(specs, out.append)
     executor.close()
     assert len(out) == len(specs), "every job must come back exactly once"
-    return {o.job_id: o for o in out}
+    return {o.spec_json: o for o in out}
 
 
 def deterministic(o: Outcome) -> str:
@@ -61,8 +62,8 @@ def test_ray_and_inline_give_identical_shards(ray_local: None) -> None:
     between jobs in a reused worker, batching): the shard tables of the same specs must
     match the inline executor's exactly, timing and node columns aside."""
     specs = small_grid() + learned_jobs()
-    inline = collect(InlineExecutor(), specs)
-    ray_out = collect(RayExecutor(), specs)
+    inline = collect(InlineExecutor(job_task()), specs)
+    ray_out = collect(RayExecutor(job_task()), specs)
     assert set(ray_out) == set(inline)
     for job_id, o in inline.items():
         assert deterministic(ray_out[job_id]) == deterministic(o), job_id
@@ -76,10 +77,10 @@ def test_a_failing_job_does_not_sink_its_batch(ray_local: None) -> None:
     good = small_grid()[:2]
     bad = failing_spec()
     specs = [good[0], bad, good[1]]
-    executor = RayExecutor(batch_jobs=3)
+    executor = RayExecutor(job_task(), batch_jobs=3)
     assert executor.plan(specs, n_cpus=2) == [specs]  # one task carries all three
     out = collect(executor, specs)
-    bad_id = JobSpec.from_dict(json.loads(bad)).job_id
+    bad_id = bad  # outcomes are keyed by their spec
     error = out[bad_id].error
     assert out[bad_id].table is None and error is not None and "Traceback" in error
     assert all(o.table is not None and o.error is None for k, o in out.items() if k != bad_id)
@@ -96,7 +97,7 @@ def test_a_task_that_dies_becomes_failed_outcomes(
     # A lambda is shipped by value; the worker process exits mid-task.
     monkeypatch.setattr(rx, "run_batch", lambda specs, prov=None: os._exit(1))
     specs = small_grid()[:2]
-    executor = RayExecutor(batch_jobs=2)
+    executor = RayExecutor(job_task(), batch_jobs=2)
     assert executor.plan(specs, n_cpus=2) == [specs]
     out = collect(executor, specs)
     assert all(o.table is None for o in out.values())
@@ -108,7 +109,7 @@ def test_reused_ray_is_left_running(ray_local: None) -> None:
     a notebook's): close() leaves it up."""
     import ray
 
-    collect(RayExecutor(), small_grid()[:1])
+    collect(RayExecutor(job_task()), small_grid()[:1])
     assert ray.is_initialized()
 
 
@@ -116,7 +117,8 @@ def test_importing_cluster_does_not_import_ray() -> None:
     """Prevents a module-level ``import ray`` in cluster/ (seconds of start-up for every
     CLI call, even inline ones)."""
     code = ("import sys, cluster; from cluster.ray_executor import RayExecutor; "
-            "RayExecutor(); print('ray' in sys.modules)")
+            "from runner.job.execute import job_task; "
+            "RayExecutor(job_task()); print('ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
@@ -173,4 +175,4 @@ def test_batches_spread_slow_jobs_whatever_the_grid_order(order: str) -> None:
 def test_empty_sweep() -> None:
     """Prevents a crash (or a Ray start) for a sweep with nothing left to run."""
     assert make_batches([], 5) == []
-    RayExecutor().run([], lambda o: None)
+    RayExecutor(job_task()).run([], lambda o: None)

@@ -53,30 +53,33 @@ DRIVER = """
 import json, sys, time
 from cluster.inline import InlineExecutor
 from cluster.ray_executor import RayExecutor
-from runner.provenance import provenance
-from runner.resolve import make_spec
-from runner.shard import NONDETERMINISTIC
+from runner.job.execute import job_task, shipped_packages
+from runner.results.provenance import provenance
+from runner.spec.resolve import make_spec
+from runner.results.shard import NONDETERMINISTIC
 
 specs = {specs}
-ex = RayExecutor(address=sys.argv[1] or None, batch_jobs=1, provenance=provenance())
+ex = RayExecutor(job_task(provenance()), address=sys.argv[1] or None, batch_jobs=1,
+                 ship=shipped_packages())
 progress = open(sys.argv[2], "a")
 out = []
 
 def got(o):
     out.append(o)
-    print(json.dumps({{"job": o.job_id, "t": time.time(), "node": None if o.table is None
+    print(json.dumps({{"job": o.spec_json, "t": time.time(), "node": None if o.table is None
                       else o.table.column("node")[0].as_py()}}), file=progress, flush=True)
 
 ex.run(specs, got)
 ex.close()
 inline = []
-InlineExecutor(provenance=provenance()).run(specs, inline.append)
-ref = {{o.job_id: o.table for o in inline}}
-differing = sorted({{o.job_id for o in out if o.table is not None
+InlineExecutor(job_task(provenance())).run(specs, inline.append)
+ref = {{o.spec_json: o.table for o in inline}}
+differing = sorted({{o.spec_json for o in out if o.table is not None
                     and json.dumps(o.table.drop_columns(sorted(NONDETERMINISTIC)).to_pylist())
-                    != json.dumps(ref[o.job_id].drop_columns(sorted(NONDETERMINISTIC)).to_pylist())
+                    != json.dumps(ref[o.spec_json].drop_columns(
+                        sorted(NONDETERMINISTIC)).to_pylist())
                     }})
-print(json.dumps({{"n": len(specs), "ids": sorted(o.job_id for o in out),
+print(json.dumps({{"n": len(specs), "ids": sorted(o.spec_json for o in out),
                   "want_ids": sorted(ref), "ok": sum(o.table is not None for o in out),
                   "errors": [o.error[-500:] for o in out if o.error], "differing": differing}}))
 """
@@ -230,11 +233,12 @@ def test_a_node_lost_mid_sweep_finishes_on_the_rest(
 HOLD = """
 import json, sys
 from cluster.ray_executor import RayExecutor
-from runner.resolve import make_spec
+from runner.spec.resolve import make_spec
 import ray
 from ray._private import ray_constants
 
-ex = RayExecutor()  # no address: the embedded Ray, as `fbench sweep` starts it
+from runner.job.execute import job_task
+ex = RayExecutor(job_task())  # no address: the embedded Ray, as `fbench sweep` starts it
 ex.run([make_spec("contradiction", "keep_all", 0, horizon=50).canonical_json()],
        lambda o: None)  # a worker and the runtime-env agent are up
 dashboard = ray.experimental.internal_kv._internal_kv_get(

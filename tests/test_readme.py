@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,8 @@ def fbench_examples() -> list[str]:
             cmd = line.split("#")[0].strip()
             for part in cmd.split("&&"):
                 part = part.strip()
-                if part.startswith("fbench ") and " train" not in part:
+                # (the "Benchmark your own memory" block runs whole, in its own test)
+                if part.startswith("fbench ") and " train" not in part and "mymem" not in part:
                     out.append(part)
     return out
 
@@ -68,3 +72,39 @@ def test_readme_names_the_test_command_ci_runs() -> None:
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
     assert "make install && make test" in README
     assert "\nmake test\n" in ci
+
+
+def own_memory_section() -> tuple[str, str]:
+    """The "Benchmark your own memory" section, and the shell script of its code block."""
+    section = README.split("## Benchmark your own memory", 1)[1].split("\n## ", 1)[0]
+    script = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    assert len(script) == 1
+    return section, script[0]
+
+
+def test_own_memory_section_is_short() -> None:
+    """Prevents the plugin quick start from growing past what a reader takes in at once
+    (at most 25 lines, heading included)."""
+    section, _ = own_memory_section()
+    assert len(("## Benchmark your own memory" + section).strip().splitlines()) <= 25
+
+
+@pytest.mark.slow
+def test_own_memory_section_works_in_a_fresh_folder(tmp_path: Path) -> None:
+    """Prevents the README's plugin quick start from rotting: pasted into an empty folder,
+    it checks the memory (every rule holds) and sweeps it next to keep_all; editing the
+    file and rerunning reruns only its jobs."""
+    _, script = own_memory_section()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "mymem:RecencyMem: 9 of 9 rules hold" in res.stdout
+    assert "10 jobs: 10 run" in res.stderr
+    assert (tmp_path / "mine" / "RESULTS.md").is_file()
+    with (tmp_path / "mymem.py").open("a") as f:
+        f.write("# edited\n")
+    sweep = next(line for line in script.splitlines() if line.startswith("fbench sweep"))
+    again = subprocess.run(["bash", "-c", sweep], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert "10 jobs: 5 run, 5 skipped" in again.stderr, again.stderr

@@ -1,4 +1,5 @@
-"""The seed's finding, reproduced: the Forgetting-Bench table on seed 0 (REFERENCE.md).
+"""The seed's finding, reproduced: the Forgetting-Bench table on seed 0
+(docs/reference.md, "Forgetting-Bench: the seed-0 table").
 
 The three analytic policies must match the seed's published table to three
 decimals; learned_forget (a different trained network) must land in kind.
@@ -11,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from runner.job import run_job
-from runner.resolve import make_spec
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
 
-# REFERENCE.md, "Its numbers (seed 0, k=5)": published by the seed, not produced by fbench.
+# docs/reference.md, "Forgetting-Bench: the seed-0 table": the seed's numbers, not fbench's.
 SEED_TABLE = {
     "keep_all": {"contradiction_rate": 0.807, "stale_fraction": 0.359, "recall_at_k": 0.760,
                  "accuracy_at_1": 0.657, "precision": 0.190, "final_size": 2633,
@@ -26,7 +27,8 @@ SEED_TABLE = {
                    "accuracy_at_1": 0.654, "precision": 0.134, "final_size": 1361,
                    "final_tokens": 9903},
 }
-# REFERENCE.md, τ sweep (Ebbinghaus, seed 0): τ -> (contradiction, recall, size).
+# docs/reference.md, "Forgetting-Bench: the τ sweep" (Ebbinghaus, seed 0):
+# τ -> (contradiction, recall, size).
 TAU_SWEEP = {30: (0.104, 0.501, 295), 60: (0.213, 0.632, 572), 120: (0.305, 0.668, 1113),
              240: (0.327, 0.670, 2141), 500: (0.330, 0.670, 2456), 1000: (0.330, 0.670, 2584)}
 
@@ -56,7 +58,8 @@ def test_tau_sweep_matches_the_seed(tau: int) -> None:
 
 
 def test_finding_holds_in_kind() -> None:
-    """Prevents a regression of the seed's four findings (the issue's acceptance bounds)."""
+    """Prevents a regression of the seed's four findings (their bounds: docs/reference.md,
+    "Forgetting-Bench: the findings, in kind")."""
     keep, lww, ebb, learned = (final(p) for p in
                                ("keep_all", "last_write_wins", "ebbinghaus", "learned_forget"))
     assert keep["contradiction_rate"] >= 0.6

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runner.errors import FbenchError
-from runner.job import run_job
-from runner.resolve import make_spec, materialize
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec, materialize
 
 
 @pytest.mark.parametrize(

@@ -13,13 +13,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from runner.aggregate import shard_files
-from runner.report import write_report
-from runner.resolve import make_spec
-from runner.scaling import SCALED, fit_loglog, fit_slope
-from runner.shard import execute, shard_path, write_shard
-from runner.sweep import SweepSpec, build_spec, expand, load_config, policy_names
-from runner.sweep_run import prepare, run_sweep
+from runner.analysis.scaling import SCALED, fit_loglog, fit_slope
+from runner.job.execute import execute
+from runner.report.markdown import write_report
+from runner.results.load import shard_files
+from runner.results.shard import shard_path, write_shard
+from runner.spec.resolve import make_spec
+from runner.sweep.expand import SweepSpec, build_spec, expand, load_config, policy_names
+from runner.sweep.run import prepare, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 H = np.repeat([100.0, 300.0, 1000.0, 3000.0, 10000.0], 4)  # 5 horizons x 4 seeds
@@ -84,7 +85,7 @@ def test_values_without_a_logarithm_are_left_out_and_counted() -> None:
 
 
 def test_one_seed_gives_a_slope_without_an_interval() -> None:
-    """Prevents a fake interval from a single run (as runner.stats: one seed says nothing
+    """Prevents a fake interval from a single run (as runner.analysis.stats: one seed says nothing
     about the spread)."""
     one = SEEDS == 0
     fit = fit_slope(H[one], SEEDS[one], 3.0 * H[one] ** 0.25, "one seed")

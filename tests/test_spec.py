@@ -9,8 +9,8 @@ import json
 import pytest
 
 from runner.errors import FbenchError
-from runner.resolve import make_spec
-from runner.spec import JobSpec
+from runner.spec.jobspec import JobSpec
+from runner.spec.resolve import make_spec
 
 GOLDEN = JobSpec("contradiction", "ebbinghaus", 0, 3000, (("policy.tau", 150.0),), 5)
 GOLDEN_JSON = (

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from runner import stats
+from runner.analysis import stats
 
 NAN = float("nan")
 

@@ -1,11 +1,11 @@
-"""The job's bounded state (runner.streaming): truth per observation, query latency."""
+"""The job's bounded state (runner.job.streaming): truth per observation, query latency."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from runner.streaming import LatencyStats, TruthTable
+from runner.job.streaming import LatencyStats, TruthTable
 
 
 def test_truth_table_is_a_mapping_of_slotted_observations() -> None:

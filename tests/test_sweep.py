@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from runner.errors import FbenchError
-from runner.shard import NONDETERMINISTIC
-from runner.sweep import (
+from runner.results.shard import NONDETERMINISTIC
+from runner.sweep.expand import (
     SweepSpec,
     build_spec,
     expand,
@@ -18,7 +18,8 @@ from runner.sweep import (
     merge_params,
     parse_seed_list,
 )
-from runner.sweep_run import choose_executor, existing_shards, plan, prepare, run_sweep
+from runner.sweep.plan import existing_shards, plan
+from runner.sweep.run import choose_executor, prepare, run_sweep
 from workloads import WORKLOADS
 
 C = ("contradiction",)
@@ -27,18 +28,21 @@ TINY = SweepSpec(seeds=(0, 1), policies=("keep_all", "ebbinghaus"), workloads=C,
 
 
 def test_default_grid_is_every_reference_policy_and_workload() -> None:
-    """Prevents a default sweep that silently leaves out a registered policy or workload
-    (the pinned.* wrappers are opt-in: one per policy would double every sweep)."""
+    """Prevents a default sweep that silently leaves out one of fbench's policies or
+    workloads (the pinned.* wrappers are opt-in: one per policy would double every
+    sweep; installed plugins are swept only by name)."""
     from memcore import POLICIES
 
     jobs = expand(SweepSpec())
-    assert {j.policy for j in jobs} == {n for n, c in POLICIES.items() if not c.wrapper}
-    assert {n for n, c in POLICIES.items() if c.wrapper} == {
-        f"pinned.{n}" for n, c in POLICIES.items() if not c.wrapper}
-    assert {j.workload for j in jobs} == set(WORKLOADS)
+    own = {n for n in POLICIES.names() if POLICIES.origin(n).source == "builtin"}
+    assert {j.policy for j in jobs} == {n for n in own if not POLICIES[n].wrapper}
+    assert {n for n in own if POLICIES[n].wrapper} == {
+        f"pinned.{n}" for n in own if not POLICIES[n].wrapper}
+    assert {j.workload for j in jobs} == {
+        n for n in WORKLOADS.names() if WORKLOADS.origin(n).source == "builtin"}
     assert {j.seed for j in jobs} == set(range(5))
     assert all(j.horizon == WORKLOADS[j.workload].default_horizon for j in jobs)
-    assert len(jobs) == 5 * len({j.policy for j in jobs}) * len(WORKLOADS)
+    assert len(jobs) == 5 * len({j.policy for j in jobs}) * len({j.workload for j in jobs})
 
 
 def test_expansion_is_pure_ordered_and_unique() -> None:
@@ -197,7 +201,7 @@ def test_bad_out_folder_writes_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     ro = tmp_path / "ro"
     ro.mkdir()
     # CI runs as root, for whom permission bits do not bite: deny through os.access.
-    monkeypatch.setattr("runner.sweep_run.os.access", lambda path, mode: Path(path) != ro)
+    monkeypatch.setattr("runner.sweep.plan.os.access", lambda path, mode: Path(path) != ro)
     with pytest.raises(FbenchError, match="not writable"):
         prepare(TINY, expand(TINY), ro / "out" / "deeper")
     assert list(ro.iterdir()) == []
@@ -221,7 +225,7 @@ def test_failed_job_is_recorded_not_fatal(tmp_path: Path, monkeypatch: pytest.Mo
     and a rerun retries it."""
     import json
 
-    import runner.job as job_mod
+    import runner.job.run as job_mod
 
     real = job_mod.run_job
 
@@ -230,13 +234,13 @@ def test_failed_job_is_recorded_not_fatal(tmp_path: Path, monkeypatch: pytest.Mo
             raise RuntimeError("boom")
         return real(spec)
 
-    monkeypatch.setattr("runner.shard.run_job", flaky)
+    monkeypatch.setattr("runner.job.execute.run_job", flaky)
     _run(tmp_path)
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["counts"]["failed"] == 1
     assert "RuntimeError: boom" in manifest["failures"][0]["error"]
     assert len(existing_shards(tmp_path)) == 3
-    monkeypatch.setattr("runner.shard.run_job", real)
+    monkeypatch.setattr("runner.job.execute.run_job", real)
     _run(tmp_path)
     assert len(existing_shards(tmp_path)) == 4
 

@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from runner.aggregate import aggregate
 from runner.cli import app
-from runner.shard import NONDETERMINISTIC
-from runner.sweep_run import existing_shards
+from runner.results.aggregate import aggregate
+from runner.results.shard import NONDETERMINISTIC
+from runner.sweep.plan import existing_shards
 
 GRID = ["--seeds", "6", "--policies", "keep_all,ebbinghaus", "--workloads", "contradiction",
         "--horizons", "3000",

@@ -1,9 +1,16 @@
 """Seeded synthetic event streams with ground truth. Imports nothing of fbench's."""
 
-from workloads import contradiction as _contradiction  # noqa: F401  (registers)
-from workloads import lifecycle as _lifecycle  # noqa: F401  (registers)
+import importlib
+import pkgutil
+
 from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
 from workloads.registry import WORKLOADS, Vocabulary, Workload, register_workload
+
+# Adding a workload is one module here: each is imported (in name order) and its
+# ``@register_workload`` registers it.
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+    if _module not in ("events", "registry"):
+        importlib.import_module(f"{__name__}.{_module}")
 
 __all__ = [
     "WORKLOADS",

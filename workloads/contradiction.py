@@ -72,6 +72,8 @@ CATEGORIES = {
     "canonical": "slots last updated in canonical phrasing",
     "hard": "slots last updated in a paraphrase the extractor cannot link",
 }
+# Observation kinds that change a slot's value, and how each is phrased.
+UPDATE_KINDS = {"canonical_update": "canonical", "hard_update": "hard"}
 
 
 def slot_key(entity: str, attr: Attribute) -> str:
@@ -117,6 +119,7 @@ class Contradiction:
         "Measures whether stale values stop being retrieved once a slot is updated."
     )
     categories = CATEGORIES
+    update_kinds = UPDATE_KINDS
 
     def distinct_facts(self, params: ContradictionParams) -> int:
         """The number of distinct slots (entity × attribute)."""

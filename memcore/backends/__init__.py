@@ -7,12 +7,12 @@ from memcore.backends.base import (
     BACKENDS,
     Backend,
     Snapshot,
-    StoredEntry,
     make_backend,
     register_backend,
     unknown_backend,
 )
 from memcore.backends.sqlite import SqliteBackend
+from memcore.fields import StoredEntry
 
 __all__ = [
     "BACKENDS",

@@ -24,39 +24,16 @@ whole record).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
+from fbench.registry import Registry, unknown
 from memcore.columns import Columns
+from memcore.fields import StoredEntry
 from memcore.forget_log import ForgetBatch, ForgetRecord
-from memcore.registry import registrar
-
-# The columns a live entry may change after it is added (by the store or a policy);
-# a durable backend rewrites them when they change.
-MUTABLE = ("superseded", "last_access", "access_count", "score", "tier", "since")
-
-
-@dataclass(frozen=True)
-class StoredEntry:
-    """One live entry as a durable backend keeps it (its embedding is recomputed)."""
-
-    eid: int
-    obs_id: int
-    turn: int
-    text: str
-    tags: tuple[str, ...]
-    slot: str | None
-    importance: float
-    superseded: bool
-    last_access: int
-    access_count: int
-    score: float
-    tier: int
-    since: int
 
 
 @dataclass(frozen=True)
@@ -101,23 +78,19 @@ class Backend:
 # name -> factory(path, reopen): ``path`` is the ``store.path`` parameter; ``reopen``
 # asks to open an existing store instead of creating a fresh one.
 BackendFactory = Callable[[str, bool], Backend]
-BACKENDS: dict[str, BackendFactory] = {}
+BACKENDS: Registry[BackendFactory] = Registry("backend")
 
 
-register_backend = registrar(BACKENDS, "backend")
+register_backend = BACKENDS.register
 
 
 def unknown_backend(name: str) -> str:
     """The one-line message for an unregistered backend name."""
-    names = sorted(BACKENDS)
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown backend {name!r}{hint}; known: {', '.join(names)}"
+    return unknown(name, "backend", BACKENDS.names())
 
 
 def make_backend(name: str, path: str = "", reopen: bool = False) -> Backend:
     """Build the backend registered as ``name`` (ValueError if unknown or unusable)."""
-    factory = BACKENDS.get(name)
-    if factory is None:
+    if name not in BACKENDS:
         raise ValueError(unknown_backend(name))
-    return factory(path, reopen)
+    return BACKENDS[name](path, reopen)

@@ -1,18 +1,11 @@
 """sqlite: a durable store in one SQLite file (stdlib ``sqlite3``, WAL journal).
 
-Tables::
-
-    entries(eid PRIMARY KEY, obs_id, turn, text, tags, slot, importance, superseded,
-            last_access, access_count, score, tier, since)          -- LIVE entries
-    forget_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, eid UNIQUE, obs_id, text, reason,
-               score, turn, age, last_access, merged_into)          -- append-only
-    meta(key PRIMARY KEY, value)                                    -- schema, peak_size
-
-``tags`` are the entry's tag names, comma-separated; ``slot`` is the extracted slot
-name (NULL for none); ``score``/``tier``/``since`` are a policy's own columns (lethe's
-stored score, tier and tier entry time). A removal deletes the entry from ``entries``
-and inserts its record into ``forget_log`` in the same transaction, so every entry id
-ever committed is in exactly one of the two tables (``problems()`` checks it).
+The file's layout and the row codec are ``memcore.backends.sqlite_schema``: the live
+entries in ``entries`` (one column per persisted field of ``memcore.fields.FIELDS``),
+the forget records in ``forget_log``, the schema version and peak size in ``meta``. A
+removal deletes the entry from ``entries`` and inserts its record into ``forget_log``
+in the same transaction, so every entry id ever committed is in exactly one of the two
+tables (``problems()`` checks it).
 
 **Transactions.** Changes are buffered and written at the store's ``commit``, in one
 ``BEGIN IMMEDIATE … COMMIT``: the removals (in order), the new live entries, and an
@@ -38,66 +31,33 @@ unless the store is *reopened* (``MemoryStore.open``), and is kept after close.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import sqlite3
 import tempfile
 import weakref
 from collections.abc import Sequence
-from itertools import repeat
-from typing import Any
 
 import numpy as np
 
-from memcore.backends.base import MUTABLE, Backend, Snapshot, StoredEntry, register_backend
+from memcore.backends.base import Backend, Snapshot, register_backend
+from memcore.backends.sqlite_schema import (
+    DELETE_ENTRY,
+    INSERT_ENTRY,
+    INSERT_FORGET,
+    SELECT_ENTRIES,
+    SELECT_FORGET,
+    UPDATE_ENTRY,
+    EntryCodec,
+    decode_entries,
+    decode_forgotten,
+    forget_rows,
+    init_schema,
+    stored_peak,
+)
 from memcore.columns import Columns
-from memcore.forget_log import ForgetBatch, ForgetRecord
-
-SCHEMA_VERSION = "1"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    eid INTEGER PRIMARY KEY,
-    obs_id INTEGER NOT NULL,
-    turn INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    slot TEXT,
-    importance REAL NOT NULL,
-    superseded INTEGER NOT NULL,
-    last_access INTEGER NOT NULL,
-    access_count INTEGER NOT NULL,
-    score REAL,
-    tier INTEGER NOT NULL,
-    since INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS forget_log (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    eid INTEGER NOT NULL UNIQUE,
-    obs_id INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    score REAL,
-    turn INTEGER NOT NULL,
-    age INTEGER NOT NULL,
-    last_access INTEGER NOT NULL,
-    merged_into INTEGER NOT NULL DEFAULT -1
-);
-"""
-
-ENTRY_FIELDS = ("eid", "obs_id", "turn", "text", "tags", "slot", "importance", "superseded",
-                "last_access", "access_count", "score", "tier", "since")
-INSERT_ENTRY = (f"INSERT INTO entries ({', '.join(ENTRY_FIELDS)}) "
-                f"VALUES ({', '.join('?' * len(ENTRY_FIELDS))})")
-UPDATE_ENTRY = (f"UPDATE entries SET {', '.join(f'{c} = ?' for c in MUTABLE)} "
-                f"WHERE eid = ?")
-FORGET_FIELDS = ("eid", "obs_id", "text", "reason", "score", "turn", "age", "last_access",
-                 "merged_into")
-INSERT_FORGET = (f"INSERT INTO forget_log ({', '.join(FORGET_FIELDS)}) "
-                 f"VALUES ({', '.join('?' * len(FORGET_FIELDS))})")
-DELETE_ENTRY = "DELETE FROM entries WHERE eid = ?"
+from memcore.fields import ARRAYS, MUTABLE
+from memcore.forget_log import ForgetBatch
 
 
 def _release(conn: sqlite3.Connection, tmpdir: str | None) -> None:
@@ -117,10 +77,6 @@ def _claim(path: str) -> None:
     except OSError as exc:
         raise ValueError(f"cannot create a store at {path!r}: {exc.strerror}") from None
     os.close(fd)
-
-
-def _nan_if_none(x: float | None) -> float:
-    return math.nan if x is None else x
 
 
 class SqliteBackend(Backend):
@@ -160,7 +116,7 @@ class SqliteBackend(Backend):
                 conn.execute("PRAGMA locking_mode=EXCLUSIVE")
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            self._init_schema(reopen)
+            init_schema(conn, reopen)
         except sqlite3.DatabaseError as exc:
             self._finalizer()
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
@@ -170,34 +126,10 @@ class SqliteBackend(Backend):
         self._pending: list[ForgetBatch] = []
         self._m = 0   # rows [0, _m) of the columns are persisted (live) or logged
         self._shadow: dict[str, np.ndarray] = {
-            name: np.zeros(0, dtype=Columns._FIELDS[name]) for name in MUTABLE}
-        self._peak = self._stored_peak()
-        self._tag_text: dict[int, str] = {}
+            f.name: np.zeros(0, dtype=f.dtype) for f in ARRAYS if f.mutable}
+        self._peak = stored_peak(conn)
+        self._codec = EntryCodec()
         self._changed = self._ne = np.zeros(0, dtype=bool)   # diff buffers
-
-    # -- schema -------------------------------------------------------------
-    def _init_schema(self, reopen: bool) -> None:
-        conn = self.conn
-        if reopen:
-            version = None
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
-                            "AND name = 'meta'").fetchone():
-                row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                version = row[0] if row else None
-            if version != SCHEMA_VERSION:
-                raise sqlite3.DatabaseError(
-                    "no fbench schema" if version is None
-                    else f"schema version {version}, expected {SCHEMA_VERSION}")
-            return
-        conn.executescript(
-            "BEGIN IMMEDIATE;" + SCHEMA
-            + f"INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');"
-            + "INSERT OR IGNORE INTO meta VALUES ('peak_size', '0');COMMIT;"
-        )
-
-    def _stored_peak(self) -> int:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'peak_size'").fetchone()
-        return int(row[0]) if row else 0
 
     # -- the hooks ----------------------------------------------------------
     def on_remove(self, batch: ForgetBatch) -> None:
@@ -227,29 +159,6 @@ class SqliteBackend(Backend):
                 arr[changed] = col[changed]
         self._m = n
 
-    def _tags(self, cols: Columns, mask: int) -> str:
-        text = self._tag_text.get(mask)
-        if text is None:
-            # bits are never reassigned (tag_names only grows), so the text is stable
-            text = ",".join(name for bit, name in enumerate(cols.tag_names) if mask >> bit & 1)
-            self._tag_text[mask] = text
-        return text
-
-    def _entry(self, cols: Columns, r: int, slot_names: Sequence[str]) -> tuple[Any, ...]:
-        sid = int(cols.slot[r])
-        return (
-            int(cols.eid[r]), int(cols.obs_id[r]), int(cols.turn[r]), cols.texts[r],
-            self._tags(cols, int(cols.tags[r])), slot_names[sid] if sid >= 0 else None,
-            float(cols.importance[r]), int(cols.superseded[r]), int(cols.last_access[r]),
-            int(cols.access_count[r]), float(cols.score[r]), int(cols.tier[r]),
-            int(cols.since[r]),
-        )
-
-    @staticmethod
-    def _update(cols: Columns, r: int) -> tuple[Any, ...]:
-        return (int(cols.superseded[r]), int(cols.last_access[r]), int(cols.access_count[r]),
-                float(cols.score[r]), int(cols.tier[r]), int(cols.since[r]), int(cols.eid[r]))
-
     def commit(self, cols: Columns, slot_names: Sequence[str], peak_size: int) -> None:
         n, m = cols.n, self._m
         live = cols.live
@@ -274,16 +183,12 @@ class SqliteBackend(Backend):
         conn.execute("BEGIN IMMEDIATE")
         try:
             for b in self._pending:
-                eids = b.eid.tolist()
-                conn.executemany(DELETE_ENTRY, zip(eids))
-                conn.executemany(INSERT_FORGET, zip(
-                    eids, b.obs_id.tolist(), b.texts, repeat(b.reason), b.score.tolist(),
-                    repeat(b.turn), b.age.tolist(), b.last_access.tolist(),
-                    b.merged_into.tolist()))
+                conn.executemany(DELETE_ENTRY, zip(b.eid.tolist()))
+                conn.executemany(INSERT_FORGET, forget_rows(b))
             if new:
-                conn.executemany(INSERT_ENTRY, [self._entry(cols, r, slot_names) for r in new])
+                conn.executemany(INSERT_ENTRY, self._codec.inserts(cols, new, slot_names))
             if upd:
-                conn.executemany(UPDATE_ENTRY, [self._update(cols, r) for r in upd])
+                conn.executemany(UPDATE_ENTRY, self._codec.updates(cols, upd))
             if peak_size != self._peak:
                 conn.execute("UPDATE meta SET value = ? WHERE key = 'peak_size'",
                              (str(peak_size),))
@@ -299,18 +204,9 @@ class SqliteBackend(Backend):
     # -- reopening ----------------------------------------------------------
     def load(self) -> Snapshot:
         conn = self.conn
-        entries = [
-            StoredEntry(eid, obs, turn, text, tuple(t for t in tags.split(",") if t), slot,
-                        imp, bool(sup), la, ac, _nan_if_none(score), tier, since)
-            for eid, obs, turn, text, tags, slot, imp, sup, la, ac, score, tier, since
-            in conn.execute(f"SELECT {', '.join(ENTRY_FIELDS)} FROM entries ORDER BY eid")
-        ]
-        forgotten = [
-            ForgetRecord(eid, obs, reason, _nan_if_none(score), turn, age, la, text, into)
-            for eid, obs, text, reason, score, turn, age, la, into
-            in conn.execute(f"SELECT {', '.join(FORGET_FIELDS)} FROM forget_log ORDER BY seq")
-        ]
-        return Snapshot(entries, forgotten, self._stored_peak())
+        entries = decode_entries(conn.execute(SELECT_ENTRIES).fetchall())
+        forgotten = decode_forgotten(conn.execute(SELECT_FORGET))
+        return Snapshot(entries, forgotten, stored_peak(conn))
 
     def problems(self) -> list[str]:
         """Violations of the invariant "every entry id in [0, max] is in exactly one of

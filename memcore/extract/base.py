@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from memcore.registry import registrar
+from fbench.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -27,10 +27,9 @@ class Extractor(Protocol):
         ...
 
 
-EXTRACTORS: dict[str, Callable[[Lexicon], Extractor]] = {}
-
-
 Factory = Callable[[Lexicon], Extractor]
 
+EXTRACTORS: Registry[Factory] = Registry("extractor")
 
-register_extractor = registrar(EXTRACTORS, "extractor")
+
+register_extractor = EXTRACTORS.register

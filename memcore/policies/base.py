@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fbench.registry import Registry
 from memcore.columns import Columns
 
 
@@ -69,17 +70,41 @@ class Policy:
         return None
 
 
-POLICIES: dict[str, type[Policy]] = {}
+def as_policy(obj: Any, name: str) -> type[Policy]:
+    """A plugin object as a policy class: a subclass of ``Policy`` (TypeError otherwise)."""
+    if not (isinstance(obj, type) and issubclass(obj, Policy)):
+        raise TypeError(f"{obj!r} is not a subclass of memcore.policies.Policy")
+    return obj
+
+
+def _derive(name: str) -> type[Policy] | None:
+    """``pinned.<inner>`` for any policy ``<inner>`` that is not itself a wrapper."""
+    from memcore.policies.pinned import wrap  # pinned imports this module
+
+    inner_name = name.removeprefix("pinned.")
+    if inner_name == name or inner_name not in POLICIES:  # (a plugin inner included)
+        return None
+    inner = POLICIES[inner_name]
+    return None if inner.wrapper else wrap(inner_name, inner)
+
+
+def _derived_names() -> list[str]:
+    return [f"pinned.{n}" for n in POLICIES.entry_names()
+            if ":" not in n and not n.startswith("pinned.")]
+
+
+POLICIES: Registry[type[Policy]] = Registry(
+    "policy", group="fbench.policies", adapt=as_policy, derive=_derive,
+    derived_names=_derived_names,
+    derived_origin=lambda name: POLICIES.origin(name.removeprefix("pinned.")))
 
 
 def register_policy(name: str) -> Callable[[type[Policy]], type[Policy]]:
     """Class decorator registering a policy under ``name`` (duplicates raise)."""
 
     def deco(cls: type[Policy]) -> type[Policy]:
-        if name in POLICIES:
-            raise ValueError(f"policy {name!r} is registered twice")
+        POLICIES.add(name, cls)
         cls.name = name
-        POLICIES[name] = cls
         return cls
 
     return deco

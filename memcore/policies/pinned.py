@@ -1,8 +1,8 @@
 """pinned.<inner>: never removes pinned entries; the inner policy governs the rest.
 
-One wrapper is registered for every policy registered before this module is
-imported (``memcore/policies/__init__.py`` imports it last): ``pinned.fifo``,
-``pinned.ebbinghaus``, ... Its parameters are the inner policy's plus ``pin_tags``
+The policy registry derives one wrapper for every policy that is not a wrapper itself,
+when it is looked up (a plugin's included): ``pinned.fifo``, ``pinned.ebbinghaus``,
+... Its parameters are the inner policy's plus ``pin_tags``
 (comma-separated tag names, matched against an observation's meta ``tags``).
 
 An entry is pinned when its tags intersect the pin tags. The pin mask is
@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from memcore.columns import Columns
-from memcore.policies.base import POLICIES, Policy, Removal, Removals, register_policy
+from memcore.policies.base import Policy, Removal, Removals
 
 DEFAULT_PIN_TAGS = "fact,instruction"
 
@@ -137,9 +137,10 @@ def _post_init(base: type) -> Callable[[Any], None]:
 
 
 def wrap(name: str, inner: type[Policy]) -> type[Policy]:
-    """Build and register ``pinned.<name>``, its Params (the inner's fields plus
-    ``pin_tags``, frozen, validated by the inner's ``__post_init__`` then ours)."""
-    ident = "Pinned_" + name.replace(".", "_")
+    """Build ``pinned.<name>`` (the policy registry derives it on lookup), its Params
+    (the inner's fields plus ``pin_tags``, frozen, validated by the inner's
+    ``__post_init__`` then ours)."""
+    ident = "Pinned_" + "".join(c if c.isalnum() else "_" for c in name)
     params = dataclasses.make_dataclass(
         ident + "_Params",
         [("pin_tags", str, dataclasses.field(default=DEFAULT_PIN_TAGS))],
@@ -154,7 +155,7 @@ def wrap(name: str, inner: type[Policy]) -> type[Policy]:
     description = f"{name} that never removes entries tagged with pin_tags"
     if any(f.name == "capacity" for f in dataclasses.fields(inner.Params)):
         description += " (capacity bounds the unpinned entries only)"
-    cls = type(ident, (Pinned,), {
+    cls: type[Policy] = type(ident, (Pinned,), {
         "__module__": __name__,
         "__doc__": f"{name!r} that never removes pinned entries.",
         "inner_cls": inner,
@@ -164,9 +165,5 @@ def wrap(name: str, inner: type[Policy]) -> type[Policy]:
     # Module globals, so the generated classes pickle by reference (Ray workers).
     globals()[params.__name__] = params
     globals()[cls.__name__] = cls
-    return register_policy(f"pinned.{name}")(cls)
-
-
-for _name, _inner in sorted(POLICIES.items()):
-    if not _name.startswith("pinned."):
-        wrap(_name, _inner)
+    cls.name = f"pinned.{name}"
+    return cls

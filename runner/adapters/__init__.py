@@ -1,9 +1,19 @@
-"""Adapters: every memory under test, reference or incumbent, behind one interface."""
+"""Adapters: every memory under test, reference or incumbent, behind one interface
+(``runner.adapters.base``). fbench's own incumbents and the oracle are registered
+through its entry points (``fbench.memories``), the path an outside package takes."""
 
-from runner.adapters import lethe_agent as _lethe_agent  # noqa: F401  (registers)
-from runner.adapters import mem0 as _mem0  # noqa: F401  (registers)
-from runner.adapters import oracle as _oracle  # noqa: F401  (registers)
-from runner.adapters import reference as _reference  # noqa: F401  (registers)
-from runner.adapters.base import MEMORIES, Hit, MemoryAdapter, MemoryKind, register_memory
+from runner.adapters.base import (
+    MEMORIES,
+    Foresees,
+    Hit,
+    LinksSlots,
+    MemoryAdapter,
+    MemoryFactory,
+    MemoryKind,
+    Prefetches,
+    TakesTruthHints,
+    register_memory,
+)
 
-__all__ = ["MEMORIES", "Hit", "MemoryAdapter", "MemoryKind", "register_memory"]
+__all__ = ["MEMORIES", "Foresees", "Hit", "LinksSlots", "MemoryAdapter", "MemoryFactory",
+           "MemoryKind", "Prefetches", "TakesTruthHints", "register_memory"]

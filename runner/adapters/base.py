@@ -1,11 +1,31 @@
-"""The one small interface the harness talks to any memory through."""
+"""The public interface between the harness and any memory under test.
+
+A memory is anything implementing ``MemoryAdapter``: ``observe`` / ``query`` / ``tick``
+plus the bookkeeping the metrics read (``holds``, ``size``, ``tokens``,
+``forgotten``). Hits carry the opaque observation id the harness passed in. Optional
+capabilities are their own small Protocols, checked with ``isinstance``:
+
+- ``Prefetches``: sees each block of upcoming texts first (a batching embedder);
+- ``LinksSlots``: tells which slot its extractor gave an observation (diagnostics);
+- ``TakesTruthHints``: is told each observation's true slot (harness-side
+  extractors only: memcore's memory never sees ground truth);
+- ``Foresees``: reads the stream ahead (the oracle only).
+
+A plugin (an entry point in ``fbench.memories`` or ``fbench.policies``, or a
+``module:attr`` name) is one of: a ``MemoryFactory`` (a class or callable with an
+optional ``Params`` frozen dataclass, called with its parameters), a memcore
+``Policy`` subclass (run inside the reference store: fbench's retrieval, extractors
+and embedders), or a ``MemoryKind``. ``MEMORIES`` tells them apart by type.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from fbench.registry import Registry
+from memcore.policies import POLICIES, NoParams, Policy
 from workloads import Vocabulary
 
 
@@ -17,29 +37,82 @@ class Hit:
     score: float
 
 
+@runtime_checkable
 class MemoryAdapter(Protocol):
-    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None: ...
+    """What every memory under test implements."""
 
-    def query(self, t: int, text: str, k: int) -> list[Hit]: ...
+    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
+        """Store an observation (``meta``: session, source, tags; never its truth)."""
+        ...
 
-    def tick(self, t: int) -> None: ...
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        """At most ``k`` distinct observations it holds, best first."""
+        ...
+
+    def tick(self, t: int) -> None:
+        """A day boundary: consolidate, decay, prune."""
+        ...
 
     def holds(self, obs_id: int) -> bool:
         """Whether the observation is still stored (not deleted)."""
         ...
 
-    def size(self) -> int: ...
+    def size(self) -> int:
+        """Live entries: as many as observations it ``holds``."""
+        ...
 
-    def tokens(self) -> int: ...
-
-    def linked_slot(self, obs_id: int) -> str | None:
-        """The slot the memory's extractor gave a stored observation, for the
-        extractor diagnostics; ``None`` when unknown or unsupported."""
+    def tokens(self) -> int:
+        """Whitespace tokens of its live entries."""
         ...
 
     def forgotten(self) -> dict[str, int]:
         """Removals so far, per reason."""
         ...
+
+
+ADAPTER_METHODS = ("observe", "query", "tick", "holds", "size", "tokens", "forgotten")
+
+
+@runtime_checkable
+class Prefetches(Protocol):
+    def prefetch(self, texts: list[str]) -> None:
+        """The texts of the next block of events, before they arrive (batch them)."""
+        ...
+
+
+@runtime_checkable
+class LinksSlots(Protocol):
+    def linked_slot(self, obs_id: int) -> str | None:
+        """The slot the memory's extractor gave a stored observation; ``None`` if none."""
+        ...
+
+
+@runtime_checkable
+class TakesTruthHints(Protocol):
+    def hint_truth(self, slot: str | None, seed: int, obs_id: int) -> None:
+        """The true slot of the observation about to be observed (harness-side
+        extractors only)."""
+        ...
+
+
+@runtime_checkable
+class Foresees(Protocol):
+    def foresee(self, events: Iterable[Any]) -> None:
+        """The whole stream, ahead of the run (the oracle only)."""
+        ...
+
+
+class MemoryFactory(Protocol):
+    """A plugin memory: ``factory(params)`` (or ``factory()`` without ``Params``) makes
+    one job's ``MemoryAdapter``. ``Params`` is a frozen dataclass (the ``policy.*``
+    parameters, defaults and validation in ``__post_init__``); ``description`` a
+    line for ``fbench list policies``; ``family`` a label (default ``plugin``)."""
+
+    Params: ClassVar[type]
+    description: ClassVar[str]
+    family: ClassVar[str]
+
+    def __call__(self, params: Any) -> MemoryAdapter: ...
 
 
 @dataclass(frozen=True)
@@ -58,11 +131,65 @@ class MemoryKind:
     build: Callable[[Any, Any, Vocabulary], MemoryAdapter]
 
 
-MEMORIES: dict[str, MemoryKind] = {}
+def reference_kind(name: str, policy: type[Policy]) -> MemoryKind:
+    """The reference store running ``policy`` (its retrieval, extractors, embedders)."""
+    from memcore import StoreParams
+    from runner.adapters.reference import build_reference
+
+    return MemoryKind(name, "reference", policy.description, policy.Params, StoreParams,
+                      build_reference(policy))
+
+
+def factory_kind(name: str, factory: Any) -> MemoryKind:
+    """A ``MemoryFactory`` as a ``MemoryKind`` (its optional attributes are the ones
+    ``MemoryFactory`` declares)."""
+    params = getattr(factory, "Params", None)
+    doc = (factory.__doc__ or "").strip().splitlines()
+    description = getattr(factory, "description", doc[0] if doc else name)
+
+    def build(policy_params: Any, store_params: Any, vocab: Vocabulary) -> MemoryAdapter:
+        memory = factory(policy_params) if params is not None else factory()
+        if not isinstance(memory, MemoryAdapter):
+            missing = [m for m in ADAPTER_METHODS if not callable(getattr(memory, m, None))]
+            raise TypeError(f"{name} made {type(memory).__name__}, which lacks "
+                            f"{', '.join(missing)} (runner.adapters.MemoryAdapter)")
+        return memory
+
+    return MemoryKind(name, getattr(factory, "family", "plugin"), description,
+                      params or NoParams, None, build)
+
+
+def as_memory(obj: Any, name: str) -> MemoryKind:
+    """A plugin object as a memory, told apart by type (TypeError if it is none)."""
+    if isinstance(obj, MemoryKind):
+        return replace(obj, name=name)
+    if isinstance(obj, type) and issubclass(obj, Policy):
+        return reference_kind(name, obj)
+    if isinstance(obj, type):  # a class: it must be the adapter itself
+        missing = [m for m in ADAPTER_METHODS if not callable(getattr(obj, m, None))]
+        if missing:
+            raise TypeError(f"{obj.__name__} lacks {', '.join(missing)} of "
+                            "runner.adapters.MemoryAdapter (and is no memcore Policy)")
+        return factory_kind(name, obj)
+    if callable(obj):  # a factory function: checked when it builds
+        return factory_kind(name, obj)
+    raise TypeError(f"{obj!r} is neither a memory (a class or factory making a "
+                    "MemoryAdapter), a memcore Policy subclass, nor a MemoryKind")
+
+
+def _derive(name: str) -> MemoryKind | None:
+    """The reference memory of a policy name (built in, derived, or installed; a
+    ``pinned.`` wrapper of a ``module:attr`` policy too: a bare ``module:attr`` is
+    resolved as a plugin instead, which may be either kind)."""
+    if (":" in name and not name.startswith("pinned.")) or name not in POLICIES:
+        return None
+    return reference_kind(name, POLICIES[name])
+
+
+MEMORIES: Registry[MemoryKind] = Registry(
+    "policy", group="fbench.memories", adapt=as_memory, derive=_derive,
+    derived_names=POLICIES.names, derived_origin=POLICIES.origin)
 
 
 def register_memory(kind: MemoryKind) -> MemoryKind:
-    if kind.name in MEMORIES:
-        raise ValueError(f"memory {kind.name!r} is registered twice")
-    MEMORIES[kind.name] = kind
-    return kind
+    return MEMORIES.add(kind.name, kind)

@@ -35,7 +35,7 @@ from typing import Any
 from memcore.minilm import local_model
 from memcore.store import parse_tags
 from memcore.text import whitespace_tokens
-from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
 from runner.errors import FbenchError
@@ -188,7 +188,8 @@ def build(policy_params: LetheAgentParams, store_params: Any, vocab: Vocabulary)
         raise FbenchError(str(exc)) from None
 
 
-register_memory(MemoryKind(
+# Registered through fbench's own entry point (fbench.memories), as a plugin is.
+MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
     description="the lethe-agent library (0.1.1) as it is: decay + reinforcement "
                 "(score_decay) or its fifo/lru/lfu/lifo/ttl retention, on the simulated clock",

@@ -33,7 +33,7 @@ from typing import Any
 
 from memcore.minilm import local_model
 from memcore.text import whitespace_tokens
-from runner.adapters.base import Hit, MemoryKind, register_memory
+from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
 from runner.errors import FbenchError
@@ -142,7 +142,8 @@ def build(policy_params: Mem0Params, store_params: Any, vocab: Vocabulary) -> An
         raise FbenchError(str(exc)) from None
 
 
-register_memory(MemoryKind(
+# Registered through fbench's own entry point (fbench.memories), as a plugin is.
+MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
     description="mem0 open-source Memory (2.2), infer=False: storage, dense retrieval "
                 "(all-MiniLM-L6-v2, in-memory qdrant), filtering; never forgets",

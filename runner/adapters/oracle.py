@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcore import EMBEDDERS, POLICIES, MemoryStore, StoreParams
-from runner.adapters.base import Hit, MemoryKind, register_memory
-from runner.adapters.reference import StoreAdapter
+from memcore.embed import BatchEmbedder
+from runner.adapters.base import Hit, MemoryKind
+from runner.adapters.reference import PrefetchingMixin, StoreAdapter
 from runner.errors import FbenchError, lookup
 from workloads import Query, Vocabulary
 
@@ -118,17 +119,24 @@ class OracleAdapter(StoreAdapter):
 def build(policy_params: OracleParams, store_params: StoreParams, vocab: Vocabulary) -> Any:
     make_embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")
     # the oracle meets a budget itself (store.budget is its capacity already, see
-    # runner.resolve.with_budget; store.budget_tokens here): the store's cap stays off
+    # runner.spec.resolve.with_budget; store.budget_tokens here): the store's cap stays off
     plain = dataclasses.replace(store_params, budget=0, budget_tokens=0)
     try:
         store = MemoryStore(POLICIES["keep_all"](), make_embedder(), None, plain)
     except ValueError as exc:
         raise FbenchError(str(exc)) from None
-    return OracleAdapter(store, policy_params.capacity, store_params.budget_tokens)
+    cls = PrefetchingOracle if isinstance(store.embedder, BatchEmbedder) else OracleAdapter
+    return cls(store, policy_params.capacity, store_params.budget_tokens)
 
 
-register_memory(MemoryKind(
+class PrefetchingOracle(PrefetchingMixin, OracleAdapter):
+    """The oracle with a batching embedder."""
+
+
+# Registered through fbench's own entry point (fbench.memories: oracle), as a plugin is.
+MEMORY = (MemoryKind(
     name=NAME, family="oracle",
     description="the bound: removes what ground truth supersedes and, under a budget, "
                 "distractors then the entry asked next the latest (Belady), same retriever",
     Params=OracleParams, StoreParams=StoreParams, build=build))
+

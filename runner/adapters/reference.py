@@ -1,14 +1,16 @@
-"""The reference adapter: memcore's store with one registered policy."""
+"""The reference adapter: memcore's store with one policy, offering the optional
+capabilities (``runner.adapters.base``) its store has."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from memcore import EMBEDDERS, EXTRACTORS, POLICIES, Lexicon, MemoryStore, StoreParams
-from runner import extractors as _extractors  # noqa: F401  (registers oracle, noisy)
-from runner.adapters.base import Hit, MemoryKind, register_memory
+from memcore import EMBEDDERS, EXTRACTORS, Lexicon, MemoryStore, Policy, StoreParams
+from memcore.embed import BatchEmbedder
+from runner.adapters.base import Hit
 from runner.errors import FbenchError, lookup
+from runner.job.extractors import HarnessExtractor  # (importing registers oracle, noisy)
 from workloads import Vocabulary
 
 
@@ -18,9 +20,6 @@ class StoreAdapter:
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
-        batch = getattr(store.embedder, "prefetch", None)
-        if batch is not None:  # a batching embedder (minilm) sees each block's texts
-            self.prefetch = batch
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         self.store.add(text, t, obs_id, meta)
@@ -47,46 +46,75 @@ class StoreAdapter:
 class ReferenceAdapter(StoreAdapter):
     """The store with one registered policy, and its extractor's diagnostics."""
 
-    def __init__(self, store: MemoryStore) -> None:
-        super().__init__(store)
-        hint = getattr(store.extractor, "hint", None)
-        if hint is not None:  # a harness-side extractor (oracle, noisy) takes the truth
-            self.hint_truth = hint
-
     def linked_slot(self, obs_id: int) -> str | None:
         return self.store.slot_of(obs_id)
 
 
-def build_reference(policy_name: str) -> Any:
+class PrefetchingMixin:
+    """Offers ``prefetch`` (``Prefetches``) for a store whose embedder batches."""
+
+    store: MemoryStore
+
+    def prefetch(self, texts: list[str]) -> None:
+        embedder = self.store.embedder
+        assert isinstance(embedder, BatchEmbedder)
+        embedder.prefetch(texts)
+
+
+class HintedMixin:
+    """Offers ``hint_truth`` (``TakesTruthHints``) for a harness-side extractor."""
+
+    store: MemoryStore
+
+    def hint_truth(self, slot: str | None, seed: int, obs_id: int) -> None:
+        extractor = self.store.extractor
+        assert isinstance(extractor, HarnessExtractor)
+        extractor.hint(slot, seed, obs_id)
+
+
+class PrefetchingStoreAdapter(PrefetchingMixin, StoreAdapter):
+    """A store adapter whose embedder batches."""
+
+
+class PrefetchingReference(PrefetchingMixin, ReferenceAdapter):
+    """The reference adapter with a batching embedder."""
+
+
+class HintedReference(HintedMixin, ReferenceAdapter):
+    """The reference adapter with a harness-side extractor."""
+
+
+class PrefetchingHintedReference(PrefetchingMixin, HintedMixin, ReferenceAdapter):
+    """The reference adapter with a batching embedder and a harness-side extractor."""
+
+
+def reference_adapter(store: MemoryStore) -> ReferenceAdapter:
+    """The reference adapter offering exactly the capabilities its store has: batched
+    prefetch for a batching embedder (no text lists per block otherwise), truth hints
+    for a harness-side extractor."""
+    batching = isinstance(store.embedder, BatchEmbedder)
+    hinted = isinstance(store.extractor, HarnessExtractor)
+    cls = {(False, False): ReferenceAdapter, (True, False): PrefetchingReference,
+           (False, True): HintedReference, (True, True): PrefetchingHintedReference}
+    return cls[batching, hinted](store)
+
+
+def build_reference(policy_cls: type[Policy]) -> Callable[..., ReferenceAdapter]:
     def build(policy_params: Any, store_params: StoreParams, vocab: Vocabulary) -> ReferenceAdapter:
         make_embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")
         make_extractor = lookup(EXTRACTORS, store_params.extractor, "extractor")
         try:
             # a learned policy loads its weights here: a bad file is one line too
-            policy = POLICIES[policy_name](policy_params)
+            policy = policy_cls(policy_params)
             embedder = make_embedder()  # minilm: a missing model package is one line too
             extractor = make_extractor(Lexicon(vocab.entities, vocab.phrases))
-            configure = getattr(extractor, "configure", None)
-            if configure is not None:
-                configure(store_params.extract_miss, store_params.extract_false_merge)
+            if isinstance(extractor, HarnessExtractor):
+                extractor.configure(store_params.extract_miss, store_params.extract_false_merge)
             # the backend (store.backend / store.path) is created here: a path that
             # exists already is a one-line error too
             store = MemoryStore(policy, embedder, extractor, store_params)
         except ValueError as exc:
             raise FbenchError(str(exc)) from None
-        return ReferenceAdapter(store)
+        return reference_adapter(store)
 
     return build
-
-
-for _name, _cls in sorted(POLICIES.items()):
-    register_memory(
-        MemoryKind(
-            name=_name,
-            family="reference",
-            description=_cls.description,
-            Params=_cls.Params,
-            StoreParams=StoreParams,
-            build=build_reference(_name),
-        )
-    )

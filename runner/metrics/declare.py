@@ -1,11 +1,24 @@
-"""Every metric, declared once: name, direction, description. Reports, the CLI and
-the aggregator read these declarations instead of hard-coding keys."""
+"""Every metric, declared once: name, direction, description, and (for a per-query
+quality metric) how one query is valued. Reports, the CLI and the aggregator read
+these declarations instead of hard-coding keys.
+
+``METRICS`` is the generic registry: fbench's metrics in declaration order (the shard's
+column order), then the per-category variants, derived at lookup from the query
+categories of fbench's own workloads (``<metric>_<category>``, ``n_queries_<category>``),
+then installed plugins (entry points in ``fbench.metrics``: a ``Metric`` with a
+``per_query`` function of the query's ``QueryScore``, averaged over queries).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from fbench.registry import Registry
+from runner.metrics.scoring import QueryScore
 from workloads import WORKLOADS
+
+DIRECTIONS = ("lower", "higher", "none")
 
 
 @dataclass(frozen=True)
@@ -14,60 +27,105 @@ class Metric:
     direction: str  # "lower", "higher" or "none" (descriptive: a count, a time)
     description: str
     timing: bool = False  # non-deterministic (excluded from determinism checks)
+    per_query: Callable[[QueryScore], float] | None = None  # a quality metric's value
 
     @property
     def arrow(self) -> str:
         return {"lower": "↓", "higher": "↑", "none": ""}[self.direction]
 
 
-METRICS: dict[str, Metric] = {}
+def as_metric(obj: object, name: str) -> Metric:
+    """A plugin object as a metric: a per-query ``Metric`` (TypeError otherwise)."""
+    if not isinstance(obj, Metric) or obj.per_query is None:
+        raise TypeError(f"{obj!r} is not a runner.metrics.Metric with a per_query function")
+    if obj.direction not in DIRECTIONS:
+        raise TypeError(f"bad direction {obj.direction!r}")
+    return Metric(name, obj.direction, obj.description, per_query=obj.per_query)
 
 
-def declare(name: str, direction: str, description: str, timing: bool = False) -> Metric:
-    if name in METRICS:
-        raise ValueError(f"metric {name!r} is declared twice")
-    if direction not in ("lower", "higher", "none"):
-        raise ValueError(f"metric {name!r}: bad direction {direction!r}")
-    METRICS[name] = m = Metric(name, direction, description, timing)
-    return m
+def _nan_unless(flag: bool | None) -> float:
+    return float("nan") if flag is None else float(flag)
 
 
 # Per-query quality metrics, averaged over queries (and over each category's queries).
-QUALITY = {
-    "contradiction_rate": ("lower", "share of queries whose top-k holds a stale value of the slot"),
-    "stale_fraction": ("lower", "stale hits / retrieved items, averaged over queries"),
-    "recall_at_k": ("higher", "share of queries whose top-k holds the current value"),
-    "recall_current_at_k": (
-        "higher",
-        "share of queries whose top-k holds the current value as asserted since the slot "
-        "last took it (an older entry whose value came back does not count)",
-    ),
-    "recall_at_5": (
-        "higher", "share of queries whose top 5 holds the current value (nan when k < 5)"
-    ),
-    "accuracy_at_1": ("higher", "share of queries whose top-1 item is the current value"),
-    "precision": ("higher", "current-value hits / retrieved items, averaged over queries"),
-    "false_forget_rate": (
-        "lower",
-        "share of queries whose slot's current assertion had already been deleted from memory",
-    ),
-}
-# Query categories, as each registered workload declares them (a category a workload
-# does not have is nan there).
+QUALITY_METRICS = (
+    Metric("contradiction_rate", "lower",
+           "share of queries whose top-k holds a stale value of the slot",
+           per_query=lambda s: float(s.stale > 0)),
+    Metric("stale_fraction", "lower", "stale hits / retrieved items, averaged over queries",
+           per_query=lambda s: s.stale / s.retrieved if s.retrieved else 0.0),
+    Metric("recall_at_k", "higher", "share of queries whose top-k holds the current value",
+           per_query=lambda s: float(s.correct > 0)),
+    Metric("recall_current_at_k", "higher",
+           "share of queries whose top-k holds the current value as asserted since the slot "
+           "last took it (an older entry whose value came back does not count)",
+           per_query=lambda s: float(s.current > 0)),
+    Metric("recall_at_5", "higher",
+           "share of queries whose top 5 holds the current value (nan when k < 5)",
+           per_query=lambda s: _nan_unless(s.top5_correct)),
+    Metric("accuracy_at_1", "higher", "share of queries whose top-1 item is the current value",
+           per_query=lambda s: float(s.top1_correct)),
+    Metric("precision", "higher", "current-value hits / retrieved items, averaged over queries",
+           per_query=lambda s: s.correct / s.retrieved if s.retrieved else 0.0),
+    Metric("false_forget_rate", "lower",
+           "share of queries whose slot's current assertion had already been deleted from "
+           "memory", per_query=lambda s: float(s.current_forgotten)),
+)
+QUALITY = {m.name: (m.direction, m.description) for m in QUALITY_METRICS}
+
+# Query categories, as fbench's own workloads declare them (a category a workload does
+# not have is nan there). A plugin workload's queries count in the overall metrics,
+# and in the split ones where its categories are among these: so the shard schema is
+# the same whatever plugins are installed.
 CATEGORIES: dict[str, str] = {}
-for _workload in WORKLOADS.values():
-    for _cat, _cat_desc in _workload.categories.items():
+for _name in WORKLOADS.builtin_names():
+    for _cat, _cat_desc in WORKLOADS[_name].categories.items():
         CATEGORIES.setdefault(_cat, _cat_desc)
 
-for _name, (_direction, _desc) in QUALITY.items():
-    declare(_name, _direction, _desc)
-for _cat, _cat_desc in CATEGORIES.items():
-    for _name, (_direction, _desc) in QUALITY.items():
-        declare(f"{_name}_{_cat}", _direction, f"{_desc}; only {_cat_desc}")
 
+def _per_category(name: str) -> Metric | None:
+    """``<quality>_<category>`` or ``n_queries_<category>``, for fbench's categories."""
+    for cat, cat_desc in CATEGORIES.items():
+        base = name.removesuffix(f"_{cat}")
+        if base == name:
+            continue
+        if base == "n_queries":
+            return Metric(name, "none", f"queries on {cat_desc}")
+        if base in QUALITY:
+            direction, desc = QUALITY[base]
+            return Metric(name, direction, f"{desc}; only {cat_desc}")
+    return None
+
+
+def _per_category_names() -> list[str]:
+    return ([f"{q}_{c}" for c in CATEGORIES for q in QUALITY]
+            + [f"n_queries_{c}" for c in CATEGORIES])
+
+
+METRICS: Registry[Metric] = Registry(
+    "metric", group="fbench.metrics", adapt=as_metric, derive=_per_category,
+    derived_names=_per_category_names, sort=False)
+
+
+def declare(name: str, direction: str, description: str, timing: bool = False,
+            per_query: Callable[[QueryScore], float] | None = None) -> Metric:
+    """Register a metric of fbench's (a duplicate or an unknown direction raises)."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"metric {name!r}: bad direction {direction!r}")
+    if name in METRICS:
+        raise ValueError(f"metric {name!r} is declared twice")
+    return METRICS.add(name, Metric(name, direction, description, timing, per_query))
+
+
+def quality_metrics() -> list[Metric]:
+    """Every per-query metric, fbench's then installed plugins' (what a job averages)."""
+    return [m for m in (METRICS[n] for n in METRICS.names()) if m.per_query is not None
+            and not any(m.name.endswith(f"_{c}") for c in CATEGORIES)]
+
+
+for _m in QUALITY_METRICS:
+    METRICS.add(_m.name, _m)
 declare("n_queries", "none", "queries scored")
-for _cat, _cat_desc in CATEGORIES.items():
-    declare(f"n_queries_{_cat}", "none", f"queries on {_cat_desc}")
 declare("final_size", "lower", "live entries at the end")
 declare("peak_size", "lower", "most live entries at any time")
 declare("final_tokens", "lower", "whitespace tokens of live entries at the end")

@@ -7,8 +7,8 @@ correct, the queried slot with another value is stale, anything else neither.
 A correct item is also *current* when it was asserted since the slot last took its
 value (its observation id is at least ``since``). An older entry whose value merely
 came back (A, then B, then A again) is correct but not current: the seeds' recall
-credits it, which inflates hoarding (REFERENCE.md), so ``recall_current_at_k``
-credits only the current assertions.
+credits it, which inflates hoarding (docs/reference.md, "Known flaws of the seeds"),
+so ``recall_current_at_k`` credits only the current assertions.
 """
 
 from __future__ import annotations
@@ -28,18 +28,12 @@ class QueryScore:
     current: int = 0  # correct items asserted since the slot last took its value
 
     def values(self) -> dict[str, float]:
-        """The per-query values of the quality metrics (their mean is the metric)."""
-        n = self.retrieved
-        return {
-            "contradiction_rate": float(self.stale > 0),
-            "stale_fraction": self.stale / n if n else 0.0,
-            "recall_at_k": float(self.correct > 0),
-            "recall_current_at_k": float(self.current > 0),
-            "recall_at_5": float("nan") if self.top5_correct is None else float(self.top5_correct),
-            "accuracy_at_1": float(self.top1_correct),
-            "precision": self.correct / n if n else 0.0,
-            "false_forget_rate": float(self.current_forgotten),
-        }
+        """The per-query values of the quality metrics (their mean is the metric), as
+        ``runner.metrics.declare`` declares them."""
+        from runner.metrics.declare import quality_metrics  # declare imports this module
+
+        return {m.name: m.per_query(self) for m in quality_metrics()
+                if m.per_query is not None}
 
 
 def score_query(

@@ -1,0 +1,1 @@
+"""An outside fbench plugin: a memory (``recency``) and a workload (``example.moves``)."""

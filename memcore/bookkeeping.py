@@ -1,0 +1,203 @@
+"""The write side of a ``MemoryStore``: the entries' bookkeeping (``Bookkeeping``).
+
+Adding an entry (with supersession: a new assertion of an extracted slot marks the
+slot's previous entry superseded), the policy's hooks at add and tick, the uniform
+budget, removal on the caller's decision, and the one removal path every removal goes
+through: it checks a hook's removals, writes them to the forget log (and the backend),
+and compacts the columns when enough rows are dead. The read side (``retrieve``) and
+durability (``open`` / ``close``) are ``memcore.store``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from memcore.backends import Backend, make_backend
+from memcore.columns import Columns
+from memcore.embed import Embedder
+from memcore.extract.base import Extractor
+from memcore.forget_log import ForgetLog, make_batch
+from memcore.importance import heuristic_importance
+from memcore.params import StoreParams
+from memcore.policies.base import Policy, Removal, Removals
+from memcore.text import tokenize, whitespace_tokens
+
+
+def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
+    """The tags of an observation: its meta ``tags``, comma-separated."""
+    raw = (meta or {}).get("tags", "")
+    return [t.strip() for t in raw.split(",") if t.strip()]
+
+
+class Bookkeeping:
+    """The entries of a store and every change to them; ``MemoryStore`` adds retrieval
+    and durability."""
+
+    COMPACT_MIN_DEAD = 1024
+
+    def __init__(
+        self,
+        policy: Policy,
+        embedder: Embedder,
+        extractor: Extractor | None,
+        params: StoreParams | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        """``backend`` overrides the one ``params`` names (``open`` passes a reopened one).
+        Raises ValueError when the backend cannot be created (e.g. its path exists)."""
+        self.policy = policy
+        self.embedder = embedder
+        self.extractor = extractor
+        self.params = params or StoreParams()
+        p = self.params
+        self.cols = Columns(embedder.dim)
+        self.forget_log = ForgetLog(self._log_keep())
+        self._slot_ids: dict[str, int] = {}
+        self._slot_names: list[str] = []
+        self._slot_head: dict[int, int] = {}   # slot id -> row of its unsuperseded entry
+        self._row_of_obs: dict[int, int] = {}
+        self._next_eid = 0
+        self.live_tokens = 0
+        self.peak_size = 0
+        self.backend = backend if backend is not None else make_backend(p.backend, p.path)
+
+    def _log_keep(self) -> int | None:
+        keep = self.params.log_keep
+        return None if keep < 0 else keep
+
+    # -- size ---------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        return self.cols.n_live
+
+    def holds(self, obs_id: int) -> bool:
+        return obs_id in self._row_of_obs
+
+    def slot_of(self, obs_id: int) -> str | None:
+        """The slot the extractor assigned to a live observation (diagnostics)."""
+        row = self._row_of_obs.get(obs_id)
+        if row is None:
+            return None
+        sid = int(self.cols.slot[row])
+        return None if sid < 0 else self._slot_names[sid]
+
+    # -- write path ---------------------------------------------------------
+    def add(self, text: str, t: int, obs_id: int | None = None,
+            meta: Mapping[str, str] | None = None) -> int:
+        """Store one observation; returns its entry id."""
+        cols = self.cols
+        slot = self.extractor.extract(text) if self.extractor is not None else None
+        sid = -1
+        if slot is not None:
+            sid = self._slot_ids.get(slot, -1)
+            if sid < 0:  # a slot seen for the first time: intern it
+                sid = self._slot_ids[slot] = len(self._slot_names)
+                self._slot_names.append(slot)
+            head = self._slot_head.get(sid)
+            if head is not None:
+                cols.superseded[head] = True
+        row = cols.append(self.embedder.embed(text))
+        eid = self._next_eid
+        self._next_eid += 1
+        obs = eid if obs_id is None else obs_id
+        cols.eid[row] = eid
+        cols.obs_id[row] = obs
+        cols.turn[row] = t
+        cols.importance[row] = heuristic_importance(tokenize(text))
+        cols.slot[row] = sid
+        cols.ntok[row] = whitespace_tokens(text)
+        cols.last_access[row] = t
+        cols.tags[row] = cols.tag_mask(parse_tags(meta))
+        cols.texts[row] = text
+        if sid >= 0:
+            self._slot_head[sid] = row
+        self._row_of_obs[obs] = row
+        self.live_tokens += int(cols.ntok[row])
+        self._apply(self.policy.on_add(cols, row, t), t)
+        if self.params.budget or self.params.budget_tokens:
+            self._apply(self._over_budget(t), t)
+        self.peak_size = max(self.peak_size, cols.n_live)
+        self.backend.commit(cols, self._slot_names, self.peak_size)
+        return eid
+
+    def _over_budget(self, now: int) -> Removal | None:
+        """The uniform budget: while the store holds more than ``budget`` entries or
+        ``budget_tokens`` tokens, the entry of lowest strength goes (the policy's
+        ranking strength, 1 for a policy without one; the older first on a tie)."""
+        cols, p = self.cols, self.params
+        excess_n = cols.n_live - p.budget if p.budget else 0
+        excess_tok = self.live_tokens - p.budget_tokens if p.budget_tokens else 0
+        if excess_n <= 0 and excess_tok <= 0:
+            return None
+        live = np.flatnonzero(cols.live[: cols.n])
+        strength = self.policy.strength(cols, now)
+        s = np.ones(len(live)) if strength is None else np.asarray(strength)[live]
+        weakest = np.lexsort((cols.eid[live], s))  # lowest strength, then oldest
+        k = max(excess_n, 0)
+        if excess_tok > 0:  # enough of the weakest to bring the tokens under the budget
+            freed = np.cumsum(cols.ntok[live[weakest]])
+            k = max(k, int(np.searchsorted(freed, excess_tok)) + 1)
+        return Removal(live[weakest[:k]], "budget", s[weakest[:k]])
+
+    def forget(self, obs_ids: Sequence[int], now: int, reason: str) -> None:
+        """Remove live observations on the caller's decision (a harness-side policy such
+        as the oracle), through the same removal path and forget log as a policy's."""
+        rows = np.array([self._row_of_obs[o] for o in obs_ids], dtype=np.int64)
+        if self._apply(Removal(rows, reason, np.full(len(rows), np.nan)), now):
+            self.backend.commit(self.cols, self._slot_names, self.peak_size)
+
+    def tick(self, now: int) -> None:
+        self._apply(self.policy.on_tick(self.cols, now), now)
+        self.backend.commit(self.cols, self._slot_names, self.peak_size)
+
+    # -- the one removal path -----------------------------------------------
+    def _apply(self, removals: Removals, now: int) -> bool:
+        """Apply a hook's removals, all or none: every row must be live and named once
+        across them, checked before anything is removed. Returns whether any was."""
+        if removals is None:
+            return False
+        batch = [r for r in (removals if isinstance(removals, list) else [removals])
+                 if len(r.rows)]
+        if not batch:
+            return False
+        cols = self.cols
+        rows = batch[0].rows if len(batch) == 1 else np.concatenate([r.rows for r in batch])
+        if not cols.live[rows].all():
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+        if len(rows) > 1 and len(np.unique(rows)) < len(rows):
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
+        for removal in batch:
+            self._remove(removal, now)
+        if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
+            self._compact()
+        return True
+
+    def _remove(self, removal: Removal, now: int) -> None:
+        cols = self.cols
+        rows = removal.rows
+        batch = make_batch(
+            eid=cols.eid[rows].copy(), obs_id=cols.obs_id[rows].copy(), reason=removal.reason,
+            score=np.asarray(removal.scores, dtype=np.float64), turn=now,
+            age=now - cols.turn[rows], last_access=cols.last_access[rows].copy(),
+            texts=[cols.texts[r] for r in rows], merged_into=removal.merged_into,
+        )
+        self.forget_log.add(batch)
+        self.backend.on_remove(batch)
+        cols.live[rows] = False
+        cols.n_live -= len(rows)
+        self.live_tokens -= int(cols.ntok[rows].sum())
+        for r in rows.tolist():
+            del self._row_of_obs[int(cols.obs_id[r])]
+            sid = int(cols.slot[r])
+            if sid >= 0 and self._slot_head.get(sid) == r:
+                del self._slot_head[sid]
+
+    def _compact(self) -> None:
+        """Drop the dead rows; every map from rows follows them."""
+        old_rows = self.cols.compact()
+        self.backend.on_compact(old_rows)
+        new_of_old = {int(old): new for new, old in enumerate(old_rows)}
+        self._row_of_obs = {o: new_of_old[r] for o, r in self._row_of_obs.items()}
+        self._slot_head = {s: new_of_old[r] for s, r in self._slot_head.items()}

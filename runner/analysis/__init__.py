@@ -1,0 +1,1 @@
+"""Statistics over seeds (intervals, paired comparisons) and scaling fits."""

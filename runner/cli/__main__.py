@@ -1,0 +1,5 @@
+"""``python -m runner.cli``: the ``fbench`` command."""
+
+from runner.cli.app import main
+
+main()

@@ -1,0 +1,102 @@
+"""``fbench list``: what is registered (plugins with where they came from)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+import typer
+from rich.console import RenderableType
+from rich.table import Column, Table
+
+from runner.cli.app import app, console, user_errors
+
+Lister = Callable[[list[str]], RenderableType]
+LISTERS: dict[str, Lister] = {}
+
+
+def lister(name: str) -> Callable[[Lister], Lister]:
+    def deco(fn: Lister) -> Lister:
+        LISTERS[name] = fn
+        return fn
+
+    return deco
+
+
+def _params_text(cls: type | None) -> str:
+    if cls is None:
+        return ""
+    from runner.spec.params import fields_of
+
+    return ", ".join(f"{k}={d!r}" for k, (_, d) in fields_of(cls).items()) or "-"
+
+
+@lister("policies")
+def _list_policies(extra: list[str]) -> Table:
+    from runner.adapters import MEMORIES
+
+    t = Table(Column("policy", no_wrap=True), "family", "parameters (policy.*)", "from",
+              "description")
+    for name in sorted({*MEMORIES.names(), *extra}):
+        kind = MEMORIES.lookup(name, "policy")
+        t.add_row(name, kind.family, _params_text(kind.Params),
+                  MEMORIES.origin(name).describe(), kind.description)
+    return t
+
+
+@lister("workloads")
+def _list_workloads(extra: list[str]) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
+
+    from workloads import WORKLOADS
+
+    t = Table(Column("workload", no_wrap=True), "version", "horizon unit", "default horizon",
+              "parameters (workload.*)", "from")
+    notes = []
+    for name in sorted({*WORKLOADS.names(), *extra}):
+        w = WORKLOADS.lookup(name, "workload")
+        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
+                  WORKLOADS.origin(name).describe())
+        notes.append(Text.assemble((name, "bold"), f": {w.description}\n"))
+    return Group(t, *notes)
+
+
+@lister("metrics")
+def _list_metrics(extra: list[str]) -> Table:
+    from runner.metrics import METRICS
+
+    t = Table("metric", "want", "description")
+    for name, m in METRICS.items():
+        t.add_row(name, m.direction, m.description)
+    return t
+
+
+@lister("store")
+def _list_store(extra: list[str]) -> Table:
+    from memcore import EMBEDDERS, EXTRACTORS, StoreParams
+    from memcore.backends import BACKENDS
+
+    t = Table("axis", "choices or defaults")
+    t.add_row("parameters (store.*)", _params_text(StoreParams))
+    t.add_row("store.extractor", ", ".join(sorted(EXTRACTORS)))
+    t.add_row("store.embedder", ", ".join(sorted(EMBEDDERS)))
+    t.add_row("store.backend", ", ".join(sorted(BACKENDS))
+              + " (store.path: the sqlite file; empty = a temporary file)")
+    return t
+
+
+@app.command("list")
+@user_errors
+def list_cmd(
+    what: Annotated[str, typer.Argument(help="policies, workloads, metrics or store.")],
+    names: Annotated[list[str] | None, typer.Argument(
+        help="module:attr plugins to list too (installed ones are listed anyway).")] = None,
+) -> None:
+    """List registered policies, workloads, metrics or store axes, and where each comes
+    from (fbench, an installed distribution and its version, or a file)."""
+    from runner.errors import lookup
+
+    console.print(lookup(LISTERS, what, "listing")(list(names or [])))
+
+

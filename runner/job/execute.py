@@ -1,0 +1,92 @@
+"""The job function executors ship: a spec's JSON in, its shard table (or the error's
+traceback) out, as a ``cluster.Outcome``. ``job_task(prov)`` is that function with the
+driver's provenance bound, handed to an executor by reference."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from cluster.base import Outcome, TaskFn
+from fbench.registry import RegistryError
+from runner.job.run import JobResult, run_job
+from runner.metrics import METRICS
+from runner.results.provenance import provenance
+from runner.results.shard import SCHEMA
+from runner.spec.jobspec import JobSpec
+
+
+def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = None) -> pa.Table:
+    """The shard of one finished job; ``prov`` is the driver's provenance (default: this
+    process's)."""
+    prov = prov or provenance()
+    vers: dict[str, str] = prov["versions"]
+    spec = result.spec
+    n = len(result.rows)
+    cols: dict[str, list[Any]] = {
+        "job_id": [spec.job_id] * n,
+        "workload": [spec.workload] * n,
+        "policy": [spec.policy] * n,
+        "seed": [spec.seed] * n,
+        "horizon": [spec.horizon] * n,
+        "k": [spec.k] * n,
+        "params": [json.dumps(dict(spec.params), sort_keys=True)] * n,
+        "params_full": [json.dumps(result.resolved_params, sort_keys=True)] * n,
+        "spec": [spec.canonical_json()] * n,
+        "checkpoint": list(range(n)),
+        "t": [row["t"] for row in result.rows],
+        "fraction": [row["fraction"] for row in result.rows],
+        "is_final": [i == n - 1 for i in range(n)],
+    }
+    for name in METRICS:
+        cols[name] = [float(row[name]) for row in result.rows]
+    cols["node"] = [node] * n
+    cols["fbench_version"] = [vers["fbench"]] * n
+    cols["git_commit"] = [prov["git_commit"]] * n
+    cols["versions"] = [json.dumps(vers, sort_keys=True)] * n
+    return pa.table(cols, schema=SCHEMA)
+
+
+PLUGIN_ERROR = "plugin: "  # an outcome's error that no rerun can mend: the sweep stops
+
+
+def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None) -> Outcome:
+    """The job function executors ship: never raises; a failure is an outcome (a
+    plugin this process cannot import: ``PLUGIN_ERROR`` and one line)."""
+    try:
+        spec = JobSpec.from_dict(json.loads(spec_json))
+        return Outcome(spec_json, result_table(run_job(spec), node, prov))
+    except RegistryError as exc:
+        return Outcome(spec_json, None, PLUGIN_ERROR + str(exc))
+    except Exception:
+        return Outcome(spec_json, None, traceback.format_exc())
+
+
+def execute_batch(
+    spec_jsons: Sequence[str], node: str, prov: dict[str, Any] | None = None
+) -> list[Outcome]:
+    """Several jobs in one task (so each task carries enough work to pay its overhead)."""
+    return [execute(s, node, prov) for s in spec_jsons]
+
+
+def shipped_packages() -> list[str]:
+    """The package folders a cluster's workers need (``py_modules``; whole folders, so
+    memcore's weights travel too). Paths, not module objects: Ray Client cannot
+    pickle modules."""
+    import cluster
+    import memcore
+    import runner
+    import workloads
+
+    return [os.path.dirname(str(m.__file__)) for m in (workloads, memcore, runner, cluster)]
+
+
+def job_task(prov: dict[str, Any] | None = None) -> TaskFn:
+    """``execute_batch`` with the driver's provenance bound (default: this process's)."""
+    return functools.partial(execute_batch, prov=prov or provenance())

@@ -1,0 +1,1 @@
+"""Rendering results: the Markdown report and its plots."""

@@ -1,0 +1,186 @@
+"""The report's analysis, no Markdown: computed from the summary table (and the shards'
+seeds), what its sections state — each comparison's verdict, the contradiction–recall
+frontier, the least recall regret against the oracle at each budget, and the budget
+view's curves (a policy run over one parameter or budget) read at equal memory."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from runner.results.aggregate import Cell, Setting, SummaryIndex, params_sort_key
+from runner.results.tables import metric_decimals
+
+Variant = tuple[str, str]  # policy, params
+
+
+def undefined(x: float | None) -> bool:
+    """No value: None or nan."""
+    return x is None or math.isnan(x)
+
+
+class ReportIndex(SummaryIndex):
+    """The summary as the report reads it, with each cell's seeds and decimals."""
+
+    def __init__(self, summary: pa.Table, shards: pa.Table) -> None:
+        super().__init__(summary)
+        self.digits = metric_decimals(summary)
+        self.seeds: dict[Cell, set[int]] = {}
+        cols = [shards.column(c).to_pylist() for c in ("workload", "horizon", "k", "policy",
+                                                       "params", "seed")]
+        for w, h, k, policy, params, seed in zip(*cols, strict=True):
+            self.seeds.setdefault((w, h, k, policy, params), set()).add(seed)
+
+    def n_jobs(self, cell: Cell) -> int:
+        return int(next(iter(self.rows[cell].values()))["n_jobs"])
+
+    def mean(self, cell: Cell, metric: str) -> float | None:
+        """The cell's mean of ``metric``; None if the metric is absent or nan."""
+        r = self.rows[cell].get(metric)
+        return None if r is None or undefined(r["mean"]) else float(r["mean"])
+
+
+def verdict(r: dict[str, Any]) -> str:
+    """Detectably better / worse when the delta's interval excludes 0, in the metric's direction."""
+    lo, hi = r["delta_ci_low"], r["delta_ci_high"]
+    if r["direction"] == "none" or undefined(lo) or undefined(hi):
+        return "—"
+    sign = 1 if r["direction"] == "higher" else -1
+    if lo > 0 or hi < 0:
+        return "better" if sign * (lo if lo > 0 else hi) > 0 else "worse"
+    return "no detectable difference"
+
+
+# --- curves: a policy over one parameter or budget ----------------------------------------
+
+# store parameters a curve may run over, besides any policy.* parameter: the budget axes
+LINE_STORE_KEYS = ("store.budget", "store.budget_tokens")
+
+
+def _line_key(key: str) -> bool:
+    return key.startswith("policy.") or key in LINE_STORE_KEYS
+
+
+def sweeps(variants: Iterable[Variant]) -> dict[tuple[str, str, str], list[Variant]]:
+    """Variants of one policy (same other overrides) that differ in exactly one
+    ``policy.*`` parameter or budget (``store.budget``), keyed by (policy, the other
+    params, parameter)."""
+    groups: dict[tuple[str, str], list[Variant]] = {}
+    for policy, params in variants:
+        rest = json.dumps({k: v for k, v in json.loads(params).items()
+                           if not _line_key(k)}, sort_keys=True)
+        groups.setdefault((policy, rest), []).append((policy, params))
+    out: dict[tuple[str, str, str], list[Variant]] = {}
+    for (policy, rest), vs in groups.items():
+        keys = {k for _, p in vs for k in json.loads(p) if _line_key(k)}
+        if len(vs) >= 2 and len(keys) == 1:
+            out[(policy, rest, keys.pop())] = vs
+    return out
+
+
+# --- at equal memory ----------------------------------------------------------------------
+
+BUDGET_METRICS = ("recall_at_k", "false_forget_rate")
+
+
+@dataclass(frozen=True)
+class EqualMemory:
+    """A policy's own means of ``BUDGET_METRICS`` vs a capacity policy's at its final size."""
+
+    variant: Variant
+    size: float  # the policy's mean final size
+    curve: Variant  # the capacity policy and its other params
+    values: list[tuple[float | None, float | None]]  # per metric: own mean, the curve's
+
+
+def equal_memory(idx: ReportIndex, setting: Setting) -> list[EqualMemory]:
+    """Each capacity policy run at several capacities, read at every other policy's final
+    size: its metrics interpolated linearly between the two capacities that bracket it."""
+    variants = [(c[3], c[4]) for c in idx.in_setting(setting)]
+    curves = {line: vs for line, vs in sweeps(variants).items() if "capacity" in line[2]}
+    if not curves:
+        return []
+    in_curve = {v for vs in curves.values() for v in vs}
+    found = []
+    for v in variants:
+        size = idx.mean((*setting, *v), "final_size")
+        if v in in_curve or size is None:
+            continue
+        for (policy, rest, _key), vs in sorted(curves.items()):
+            pts = sorted(
+                (s, [idx.mean((*setting, *u), m) for m in BUDGET_METRICS])
+                for u in vs if (s := idx.mean((*setting, *u), "final_size")) is not None)
+            xs = [p[0] for p in pts]
+            if len(xs) < 2 or not xs[0] <= size <= xs[-1]:
+                continue
+            values = []
+            for j, m in enumerate(BUDGET_METRICS):
+                ys = [p[1][j] for p in pts]
+                own = idx.mean((*setting, *v), m)
+                known = [y for y in ys if y is not None]
+                there = float(np.interp(size, xs, known)) if len(known) == len(ys) else None
+                values.append((own, there))
+            found.append(EqualMemory(v, size, (policy, rest), values))
+    return found
+
+
+# --- findings -----------------------------------------------------------------------------
+
+FRONTIER_AXES = ("contradiction_rate", "recall_at_k")  # lower, higher
+
+
+def pareto(points: dict[Any, tuple[float, float]]) -> list[Any]:
+    """Keys whose (lower-is-better, higher-is-better) point no other point dominates (as
+    good on both, better on one); in the order given."""
+    def dominated(a: tuple[float, float]) -> bool:
+        return any(b[0] <= a[0] and b[1] >= a[1] and b != a for b in points.values())
+
+    return [key for key, p in points.items() if not dominated(p)]
+
+
+def frontier_points(idx: ReportIndex, cells: list[Cell]) -> dict[Cell, tuple[float, float]]:
+    """Each cell's means on ``FRONTIER_AXES``, for the cells that have both."""
+    points = {}
+    for c in cells:
+        x, y = (idx.mean(c, m) for m in FRONTIER_AXES)
+        if x is not None and y is not None:
+            points[c] = (x, y)
+    return points
+
+
+REGRET_METRICS = {"recall_at_k": "recall", "recall_current_at_k": "current recall"}
+
+
+@dataclass(frozen=True)
+class Regret:
+    """At one budget of the baseline, the cell of least regret on one recall metric."""
+
+    label: str  # the metric's name in the report ("recall", "current recall")
+    budget: str  # the baseline's params: its budget ("{}": none)
+    cell: Cell
+    row: dict[str, Any]  # the cell's summary row for the metric (its paired Δ)
+
+
+def least_regret(idx: ReportIndex, cells: list[Cell]) -> list[Regret]:
+    """With the baseline at a budget, each budget's cell of least regret on each recall
+    (its paired Δ against the baseline at the same budget), when the baseline is the
+    oracle."""
+    if idx.baseline != "oracle":
+        return []
+    out = []
+    for metric, label in REGRET_METRICS.items():
+        by_budget: dict[str, list[Cell]] = {}
+        for c in cells:
+            r = idx.rows[c].get(metric)
+            if c[3] != idx.baseline and r is not None and not undefined(r["delta_mean"]):
+                by_budget.setdefault(r["baseline_params"], []).append(c)
+        for bparams, cs in sorted(by_budget.items(), key=lambda kv: params_sort_key(kv[0])):
+            best = max(cs, key=lambda c: idx.rows[c][metric]["delta_mean"])
+            out.append(Regret(label, bparams, best, idx.rows[best][metric]))
+    return out

@@ -1,0 +1,269 @@
+"""Reduce a sweep's shards to ``OUT/summary.parquet``: one row per cell and metric.
+
+A *cell* is (workload, horizon, k, policy, params); its seeds are the replicates
+and only each job's final row counts. For every non-timing metric a row holds n,
+mean, std, IQM and the bootstrap interval (``runner.analysis.stats``), and the paired
+comparison with the *baseline cell*: the baseline policy at the same workload,
+horizon and k, with the same non-policy parameters (``workload.*``, ``store.*``)
+and default policy parameters, paired by seed. With no such overrides that is
+the baseline policy with params ``{}``. Also: reading the summary back (recomputed
+when stale) and indexing it by cell. Reading the shards is ``runner.results.load``;
+presenting numbers, ``runner.results.tables``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from runner.analysis import stats
+from runner.errors import FbenchError
+from runner.metrics import METRICS, Metric
+from runner.results.atomic import write_parquet
+from runner.results.layout import Layout, Stamp
+from runner.results.load import load_shards
+
+SUMMARY = "summary.parquet"
+CELL = ("workload", "horizon", "k", "policy", "params")
+
+SUMMARY_SCHEMA = pa.schema([
+    ("workload", pa.string()),
+    ("horizon", pa.int64()),
+    ("k", pa.int64()),
+    ("policy", pa.string()),
+    ("params", pa.string()),
+    ("metric", pa.string()),
+    ("direction", pa.string()),
+    ("n_jobs", pa.int64()),       # jobs (seeds) in the cell
+    ("n", pa.int64()),            # seeds with a value (not nan, not missing)
+    ("n_missing", pa.int64()),    # seeds whose shard lacks the metric's column
+    ("mean", pa.float64()),
+    ("std", pa.float64()),
+    ("iqm", pa.float64()),
+    ("ci_low", pa.float64()),
+    ("ci_high", pa.float64()),
+    # The paired comparison; all null when the cell is the baseline or has none.
+    ("baseline", pa.string()),
+    ("baseline_params", pa.string()),
+    ("n_pairs", pa.int64()),
+    ("delta_mean", pa.float64()),
+    ("delta_ci_low", pa.float64()),
+    ("delta_ci_high", pa.float64()),
+    ("n_better", pa.int64()),
+    ("n_ties", pa.int64()),
+    ("n_worse", pa.int64()),
+    ("share_better", pa.float64()),
+    ("mdd", pa.float64()),
+])
+PAIRED_COLUMNS = SUMMARY_SCHEMA.names[SUMMARY_SCHEMA.get_field_index("baseline"):]
+
+Cell = tuple[str, int, int, str, str]
+
+
+def compared_metrics() -> list[Metric]:
+    """Every declared metric except timing ones (not deterministic, never compared)."""
+    return [m for m in METRICS.values() if not m.timing]
+
+
+def fingerprint(stamps: Sequence[Stamp]) -> str:
+    """What the summary was computed from: every job's shard (relative path and size) as
+    the sweep wrote it, so compacting the shards leaves the fingerprint unchanged."""
+    h = hashlib.sha256()
+    for s in sorted(stamps, key=Stamp.sort_key):
+        h.update(f"{s.shard}\x1f{s.size}\n".encode())
+    return h.hexdigest()
+
+
+# --- cells -------------------------------------------------------------------------------
+
+
+def _number_key(value: Any) -> tuple[int, float, str]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return (1, 0.0, str(value))
+    return (0, float(value), "")
+
+
+def params_sort_key(params: str) -> tuple[Any, ...]:
+    """Numeric order for parameter values (60 before 120), defaults ("{}") first."""
+    return tuple((k, _number_key(v)) for k, v in sorted(json.loads(params).items()))
+
+
+def cell_sort_key(cell: Cell, baseline: str = "") -> tuple[Any, ...]:
+    """Setting, then the baseline policy first, then policies by name, params numerically."""
+    w, h, k, policy, params = cell
+    return (w, h, k, policy != baseline, policy, params_sort_key(params))
+
+
+def baseline_params(params: str) -> str:
+    """The baseline's params for a cell: its non-policy overrides only."""
+    kept = {k: v for k, v in json.loads(params).items() if not k.startswith("policy.")}
+    return json.dumps(kept, sort_keys=True)
+
+
+def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
+    """Row indices of each cell, sorted by seed; a job with two final rows is an error."""
+    ids = final.column("job_id").to_pylist()
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})[0]
+        raise FbenchError(f"job {dup} has more than one final row (duplicate shards?); "
+                          "remove the extra copy")
+    cols = [final.column(c).to_pylist() for c in CELL]
+    seeds = final.column("seed").to_pylist()
+    groups: dict[Cell, list[int]] = {}
+    for i, key in enumerate(zip(*cols, strict=True)):
+        groups.setdefault(key, []).append(i)
+    return {
+        key: np.array(sorted(rows, key=lambda i: seeds[i]), dtype=np.int64)
+        for key, rows in sorted(groups.items(), key=lambda kv: cell_sort_key(kv[0]))
+    }
+
+
+def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Values with null -> nan, and the mask of nulls (the shard lacked the column)."""
+    col = final.column(name)
+    missing = col.is_null().to_numpy(zero_copy_only=False)
+    values = pc.fill_null(col, math.nan).to_numpy().astype(np.float64)
+    return values, missing
+
+
+# --- the summary -------------------------------------------------------------------------
+
+
+def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool = True) -> pa.Table:
+    """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``.
+
+    An absent baseline policy is an error, unless ``require_baseline`` is false (the
+    report's implicit aggregation): then nothing is paired.
+    """
+    out = Path(out)
+    stamps = Layout(out).stamps()
+    final = load_shards(out, final_only=True)
+    policies = sorted(set(final.column("policy").to_pylist()))
+    if require_baseline and baseline not in policies:
+        raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
+                          f"{', '.join(policies)} (choose one with --baseline)")
+    cells = _cells(final)
+    seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
+    rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
+    metrics = compared_metrics()
+    directions = [m.direction for m in metrics]
+    columns = [_metric_values(final, m.name) for m in metrics]
+    values = np.column_stack([v for v, _ in columns])  # rows x metrics, nan = no value
+    missing = np.column_stack([miss for _, miss in columns])
+    for cell, idx in cells.items():
+        w, h, k, policy, params = cell
+        ident = json.dumps([w, h, k, policy, params])
+        summaries = stats.summarize_columns(values[idx], ident)
+        n_missing = missing[idx].sum(axis=0)
+        bparams = baseline_params(params)
+        base_cell: Cell = (w, h, k, baseline, bparams)
+        deltas: list[stats.Paired | None] = [None] * len(metrics)
+        if base_cell != cell and base_cell in cells:
+            bidx = cells[base_cell]
+            common = np.intersect1d(seeds[idx], seeds[bidx])
+            pidx = idx[np.isin(seeds[idx], common)]  # both sorted by seed: aligned
+            qidx = bidx[np.isin(seeds[bidx], common)]
+            key = json.dumps([w, h, k, policy, params, "vs", baseline, bparams])
+            deltas = list(stats.paired_columns(values[pidx], values[qidx], directions, key))
+        for j, m in enumerate(metrics):
+            s = summaries[j]
+            row: dict[str, Any] = {
+                "workload": w, "horizon": h, "k": k, "policy": policy, "params": params,
+                "metric": m.name, "direction": m.direction, "n_jobs": len(idx), "n": s.n,
+                "n_missing": int(n_missing[j]), "mean": s.mean, "std": s.std,
+                "iqm": s.iqm, "ci_low": s.ci_low, "ci_high": s.ci_high,
+            }
+            row |= dict.fromkeys(PAIRED_COLUMNS)
+            d = deltas[j]
+            if d is not None:
+                row |= {
+                    "baseline": baseline, "baseline_params": bparams, "n_pairs": d.n,
+                    "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
+                    "n_better": d.better, "n_ties": d.ties, "n_worse": d.worse,
+                    "share_better": d.share_better, "mdd": d.mdd,
+                }
+            for name, v in row.items():
+                rows[name].append(v)
+    meta = {
+        "fbench.baseline": baseline,
+        "fbench.ci_method": stats.CI_METHOD,
+        "fbench.resamples": str(stats.RESAMPLES),
+        "fbench.level": str(stats.LEVEL),
+        "fbench.shards": fingerprint(stamps),
+        "fbench.n_shards": str(len(stamps)),
+    }
+    table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
+    write_parquet(out / SUMMARY, table)
+    return table
+
+
+Setting = tuple[str, int, int]  # workload, horizon, k
+
+
+class SummaryIndex:
+    """A summary's rows by cell and metric, cells in report order (baseline first)."""
+
+    def __init__(self, summary: pa.Table) -> None:
+        self.baseline = summary_baseline(summary)
+        self.rows: dict[Cell, dict[str, dict[str, Any]]] = {}
+        for r in summary.to_pylist():
+            cell: Cell = (r["workload"], r["horizon"], r["k"], r["policy"], r["params"])
+            self.rows.setdefault(cell, {})[r["metric"]] = r
+        self.cells = sorted(self.rows, key=lambda c: cell_sort_key(c, self.baseline))
+
+    def settings(self) -> list[Setting]:
+        return sorted({(c[0], c[1], c[2]) for c in self.cells})
+
+    def in_setting(self, setting: Setting) -> list[Cell]:
+        return [c for c in self.cells if c[:3] == setting]
+
+
+def summary_baseline(summary: pa.Table) -> str:
+    meta = summary.schema.metadata or {}
+    return meta.get(b"fbench.baseline", b"keep_all").decode()
+
+
+def summary_is_current(out: Path) -> bool:
+    """The summary exists, was made from exactly these shards, and is newer than each
+    (a compacted job counts as the shard it came from)."""
+    out = Path(out)
+    path = out / SUMMARY
+    if not path.is_file():
+        return False
+    stamps = Layout(out).stamps()
+    meta = pq.read_schema(path).metadata or {}
+    if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
+        return False
+    made = path.stat().st_mtime_ns
+    return all(s.mtime_ns <= made for s in stamps)
+
+
+def read_summary(out: Path) -> pa.Table:
+    """``OUT/summary.parquet``, recomputed first if missing or stale (with the same baseline;
+    if there was none, the sweep config's ``baseline`` or ``keep_all``, and then no
+    comparisons if that policy did not run)."""
+    out = Path(out)
+    path = out / SUMMARY
+    if summary_is_current(out):
+        return pq.read_table(path)
+    if path.is_file():
+        return aggregate(out, summary_baseline(pq.read_table(path)))
+    return aggregate(out, sweep_baseline(out), require_baseline=False)
+
+
+def sweep_baseline(out: Path) -> str:
+    """The baseline the sweep's config named (``baseline = "oracle"``), else keep_all."""
+    try:
+        spec = json.loads((Path(out) / "sweep.json").read_text())["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "keep_all"
+    return str(spec.get("baseline", "keep_all"))

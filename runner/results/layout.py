@@ -1,0 +1,211 @@
+"""Where a sweep's rows live on disk, and which copy of a job's rows counts.
+
+```
+OUT/shards/workload=W/policy=P/JOB.parquet   one job's rows, written by `fbench sweep`
+OUT/compacted/part-NNNNNN.parquet            many jobs' rows, written by `fbench compact`
+OUT/compacted/index.json                     the committed parts: each part's row count,
+                                             and for each of its jobs the stamp of the
+                                             shard its rows came from
+```
+
+The index is the commit record, written atomically: a part file it does not list
+(one an interrupted compaction renamed but never committed) is ignored. Every job
+is read from exactly one place: its shard if it has one, else the part the index
+names. A shard beside a committed copy is either one a crash kept compaction from
+removing (the same rows) or a rerun made after compaction (the newer rows): both
+times the shard is the right copy. So a crash at any point neither loses a row nor
+counts one twice, and readers never have to dedupe.
+
+A ``Stamp`` (the shard's path relative to OUT, its size and mtime) identifies
+what a job's rows were read from; the index keeps each compacted job's stamp, so a
+summary's fingerprint is the same before and after compaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from runner.errors import FbenchError
+from runner.results.validate import part_problem, shard_is_valid
+
+SHARDS = "shards"
+COMPACTED = "compacted"
+INDEX = "index.json"
+INDEX_FORMAT = 1
+PART_NAME = re.compile(r"part-(\d+)\.parquet")
+# Canonical row order, whatever the layout: the order of the shard files' paths, then
+# checkpoints (so every reader sees the same table from raw shards or compacted parts).
+ROW_ORDER = ("workload", "policy", "job_id", "checkpoint")
+
+
+@dataclass(frozen=True, order=True)
+class Stamp:
+    """A shard as the sweep wrote it: path relative to OUT (posix), size, mtime."""
+
+    shard: str
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path, out: Path) -> Stamp:
+        st = path.stat()
+        return cls(path.relative_to(out).as_posix(), st.st_size, st.st_mtime_ns)
+
+    def sort_key(self) -> tuple[str, ...]:
+        """Path order (component by component), the order shard files are listed in."""
+        return PurePosixPath(self.shard).parts
+
+
+@dataclass(frozen=True)
+class Part:
+    """One committed compacted file: its name in ``OUT/compacted``, rows, and jobs."""
+
+    name: str
+    rows: int
+    jobs: Mapping[str, Stamp]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "rows": self.rows,
+                "jobs": {j: [s.shard, s.size, s.mtime_ns] for j, s in sorted(self.jobs.items())}}
+
+
+def index_path(out: Path) -> Path:
+    return Path(out) / COMPACTED / INDEX
+
+
+def read_index(out: Path) -> list[Part]:
+    """The committed parts (none when nothing was compacted)."""
+    path = index_path(out)
+    if not path.is_file():
+        return []
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("format") != INDEX_FORMAT:
+            raise ValueError(f"format {doc.get('format')!r}, expected {INDEX_FORMAT}")
+        parts = [Part(p["name"], int(p["rows"]),
+                      {j: Stamp(s[0], int(s[1]), int(s[2])) for j, s in p["jobs"].items()})
+                 for p in doc["parts"]]
+        for part in parts:
+            if not isinstance(part.name, str) or not PART_NAME.fullmatch(part.name):
+                raise ValueError(f"bad part name {part.name!r}")
+        if sum(len(p.jobs) for p in parts) != len({j for p in parts for j in p.jobs}):
+            raise ValueError("a job listed twice")
+        return parts
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise FbenchError(f"{path} is not a valid compaction index ({exc}); remove "
+                          f"{path.parent} and resume the sweep (it reruns the jobs it held)"
+                          ) from None
+
+
+def index_doc(parts: list[Part]) -> dict[str, object]:
+    return {"format": INDEX_FORMAT, "parts": [p.to_dict() for p in parts]}
+
+
+def raw_shards(out: Path) -> list[Path]:
+    """``OUT/shards/**/*.parquet``, sorted, skipping names that start with "." (temporaries)."""
+    root = Path(out) / SHARDS
+    if not root.is_dir():
+        return []
+    return sorted(
+        p for p in root.rglob("*.parquet")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+class Layout:
+    """A snapshot of OUT's shards and committed parts, resolved to one source per job."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        self.raw_files = raw_shards(self.out)
+        self.raw: dict[str, Path] = {p.stem: p for p in self.raw_files}
+        self.parts = read_index(self.out)
+        # job -> its part, for jobs without a shard (a shard always wins; see the docstring)
+        self.compacted: dict[str, Part] = {
+            job: part for part in self.parts for job in part.jobs if job not in self.raw}
+        self._part_ok: dict[str, bool] = {}
+
+    def part_path(self, part: Part) -> Path:
+        return self.out / COMPACTED / part.name
+
+    @property
+    def live_parts(self) -> list[Part]:
+        """Committed parts that still hold at least one job's counted rows."""
+        return [p for p in self.parts if any(j not in self.raw for j in p.jobs)]
+
+    @property
+    def superseded(self) -> set[str]:
+        """Jobs with rows in a committed part that a shard overrides."""
+        return {j for p in self.parts for j in p.jobs if j in self.raw}
+
+    def files(self) -> list[Path]:
+        """Every file holding counted rows: the shards, then the live parts."""
+        return self.raw_files + [self.part_path(p) for p in self.live_parts]
+
+    def sources(self) -> dict[str, Path]:
+        """job_id -> the file its counted rows are in (a shard, or a compacted part)."""
+        return {**{j: self.part_path(p) for j, p in self.compacted.items()}, **self.raw}
+
+    def stamps(self) -> list[Stamp]:
+        """One stamp per counted job, in path order: what a summary is computed from."""
+        return sorted([Stamp.of(p, self.out) for p in self.raw_files]
+                      + [p.jobs[j] for j, p in self.compacted.items()],
+                      key=Stamp.sort_key)
+
+    def is_valid(self, job_id: str) -> bool:
+        """The job's counted rows are there and whole (a shard validates, or the part
+        holding them reads with exactly the shard schema and the jobs the index names)."""
+        if job_id in self.raw:
+            return shard_is_valid(self.raw[job_id], job_id)
+        part = self.compacted.get(job_id)
+        return part is not None and self.part_ok(part)
+
+    def part_ok(self, part: Part) -> bool:
+        """``part_is_valid``, checked once per part."""
+        if part.name not in self._part_ok:
+            self._part_ok[part.name] = part_is_valid(self.part_path(part), part)
+        return self._part_ok[part.name]
+
+
+def part_is_valid(path: Path, part: Part) -> bool:
+    """The part reads, has exactly the shard schema, and holds exactly the index's jobs."""
+    return not part_problem(path, part.rows, set(part.jobs))
+
+
+def remove_all(out: Path) -> None:
+    """Remove every shard and compacted part (``--overwrite always``): the index first,
+    so that an interruption leaves only unlisted parts, which count for nothing."""
+    lay = Layout(out)
+    index_path(out).unlink(missing_ok=True)
+    for part in lay.parts:
+        lay.part_path(part).unlink(missing_ok=True)
+    for path in lay.raw_files:
+        path.unlink(missing_ok=True)
+
+
+
+QUARANTINE = "quarantine"
+SUPERSEDED = "superseded"
+
+
+def quarantine(out: Path, paths: list[Path], folder: str = QUARANTINE) -> list[Path]:
+    """Move files that do not validate to ``OUT/quarantine/`` (or shards of outdated
+    plugin code to ``OUT/superseded/``; same relative path, a numbered suffix when a
+    file of that name is there already), never deleting one: a corrupt shard is
+    evidence, and a resumed sweep reruns its job."""
+    out = Path(out)
+    moved = []
+    for path in paths:
+        target = out / folder / path.relative_to(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        n = 0
+        while target.exists():
+            n += 1
+            target = target.with_name(f"{path.name}.{n}")
+        path.rename(target)
+        moved.append(target)
+    return moved

@@ -1,0 +1,90 @@
+"""Read a sweep's shards: every row (or only final rows) from raw shards and compacted
+parts, with the explicit shard schema, each file checked before it is scanned.
+
+Shards are always read with the explicit shard schema: pyarrow would otherwise
+take the first file's schema and silently drop the columns it lacks. A shard
+missing a metric column reads as null for that metric (counted in
+``n_missing``, excluded from ``n``); a shard missing a coordinate or checkpoint
+column is an error that names the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from runner.errors import FbenchError
+from runner.results.layout import ROW_ORDER, Layout
+from runner.results.shard import SCHEMA
+from runner.results.validate import REQUIRED, footer_problem
+
+
+def shard_files(out: Path) -> list[Path]:
+    """Every file holding a sweep's rows: ``OUT/shards/**/*.parquet`` (sorted, skipping
+    names that start with ".", temporaries), then the committed compacted parts that
+    still hold rows no shard overrides (``runner.results.layout``)."""
+    return Layout(out).files()
+
+
+def load_shards(
+    out: Path, *, final_only: bool = False, columns: Sequence[str] | None = None
+) -> pa.Table:
+    """Every shard row (or only final rows), read with ``runner.results.shard.SCHEMA``, from raw
+    shards and compacted parts alike (each job from one place: ``runner.results.layout``)."""
+    out = Path(out)
+    lay = Layout(out)
+    parts = [str(lay.part_path(p)) for p in lay.live_parts]
+    if not lay.raw_files and not parts:
+        raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
+    wanted = list(columns) if columns is not None else SCHEMA.names
+    read = wanted + [c for c in ROW_ORDER if c not in wanted]
+    superseded = sorted(lay.superseded)
+    try:
+        tables = []
+        for files, drop, shards in ((lay.raw_files, [], True), (parts, superseded, False)):
+            if not files:
+                continue
+            dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
+            _check_required(dataset, shards)
+            conditions = [ds.field("is_final")] if final_only else []
+            if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
+                conditions.append(~ds.field("job_id").isin(drop))
+            where = functools.reduce(operator.and_, conditions) if conditions else None
+            tables.append(dataset.to_table(columns=read, filter=where))
+        table = pa.concat_tables(tables).combine_chunks()
+    except (OSError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FbenchError(f"cannot read the shards in {out / 'shards'}: {first}") from None
+    order = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in ROW_ORDER])
+    return table.take(order).select(wanted)
+
+
+RERUN = "rerun the sweep (the same command): it sets the file aside and reruns its jobs"
+
+
+def _check_required(dataset: ds.Dataset, shards: bool) -> None:
+    """Each file has the coordinates and checkpoint columns (else the explicit schema
+    would read them as nulls), and each shard (``shards``) is one whole job's
+    (``runner.results.validate``, from the footers, which the scan then reuses); a file
+    that is not Parquet, truncated or empty fails here, named."""
+    for frag in dataset.get_fragments():
+        what = "shard" if shards else "compacted part"
+        try:
+            schema, meta = frag.physical_schema, frag.metadata
+        except (OSError, pa.ArrowException) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise FbenchError(f"{what} {frag.path} cannot be read ({first}); {RERUN}") from None
+        missing = [c for c in REQUIRED if c not in schema.names]
+        if missing:
+            raise FbenchError(f"{what} {frag.path} lacks {', '.join(missing)}: not an fbench "
+                              f"shard; {RERUN}")
+        problem = (footer_problem(Path(frag.path), Path(frag.path).stem, meta, schema,
+                                  exact=False) if shards else "")
+        if problem:
+            raise FbenchError(f"shard {frag.path} does not validate ({problem}); {RERUN}")

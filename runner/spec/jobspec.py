@@ -1,0 +1,70 @@
+"""The frozen job spec and its stable id."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.spec.params import Scalar
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One (workload, policy, seed, horizon, params, k) cell of a sweep.
+
+    ``params`` holds canonical ``namespace.key`` overrides (sorted); defaults are
+    not written out, so adding a new parameter with a default keeps old ids.
+
+    ``code`` names the plugin code the job runs, as ``(role, identity)`` pairs
+    (``memory``, ``workload``; the distribution and version, or the source file and
+    its SHA-256): after a plugin changes, its jobs have new ids and rerun. fbench's own
+    memories and workloads add nothing (their code is the shards' version and commit),
+    so their ids stay as they were.
+    """
+
+    workload: str
+    policy: str
+    seed: int
+    horizon: int
+    params: tuple[tuple[str, Scalar], ...] = field(default_factory=tuple)
+    k: int = 5
+    code: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "workload": self.workload,
+            "policy": self.policy,
+            "seed": self.seed,
+            "horizon": self.horizon,
+            "params": dict(self.params),
+            "k": self.k,
+        }
+        if self.code:
+            d["code"] = dict(self.code)
+        return d
+
+    def without_code(self) -> JobSpec:
+        """The same cell whatever code runs it (what a sweep resumes by)."""
+        return dataclasses.replace(self, code=())
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def job_id(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> JobSpec:
+        return cls(
+            workload=d["workload"],
+            policy=d["policy"],
+            seed=int(d["seed"]),
+            horizon=int(d["horizon"]),
+            params=tuple(sorted(d.get("params", {}).items())),
+            k=int(d.get("k", 5)),
+            code=tuple(sorted(d.get("code", {}).items())),
+        )

@@ -1,0 +1,136 @@
+"""The CLI/config boundary: names and raw parameters in, a validated ``JobSpec`` out,
+and back from a spec to the live objects a job needs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from fbench.registry import RegistryError
+from runner.adapters import MEMORIES, MemoryKind
+from runner.errors import FbenchError, lookup
+from runner.spec.jobspec import JobSpec
+from runner.spec.params import Scalar, build, resolve
+from workloads import WORKLOADS, Workload
+
+
+@dataclass(frozen=True)
+class Resolved:
+    workload: Workload
+    workload_params: Any
+    memory: MemoryKind
+    policy_params: Any
+    store_params: Any
+
+    def full_params(self) -> dict[str, Scalar]:
+        """Every parameter, defaults included, as canonical ``namespace.key``."""
+        out: dict[str, Scalar] = {}
+        for ns, obj in (("workload", self.workload_params), ("policy", self.policy_params),
+                        ("store", self.store_params)):
+            if obj is not None:
+                out.update({f"{ns}.{k}": v for k, v in dataclasses.asdict(obj).items()})
+        return out
+
+
+def declared(memory: MemoryKind, workload: Workload) -> dict[str, type]:
+    spaces: dict[str, type] = {"policy": memory.Params, "workload": workload.Params}
+    if memory.StoreParams is not None:
+        spaces["store"] = memory.StoreParams
+    return spaces
+
+
+def make_spec(
+    workload: str,
+    policy: str,
+    seed: int,
+    horizon: int | None = None,
+    k: int = 5,
+    params: Iterable[tuple[str, Scalar]] = (),
+) -> JobSpec:
+    """Validate names and values; every problem is a one-line ``FbenchError``."""
+    w = lookup(WORKLOADS, workload, "workload")
+    m = lookup(MEMORIES, policy, "policy")
+    if horizon is None:
+        horizon = w.default_horizon
+    if horizon <= 0:
+        raise FbenchError(f"horizon must be a positive number of {w.horizon_unit}, got {horizon}")
+    if k <= 0:
+        raise FbenchError(f"k must be a positive number of retrieved items, got {k}")
+    if seed < 0:
+        raise FbenchError(f"seed must be non-negative, got {seed}")
+    where = {"policy": f"policy {policy!r}", "workload": f"workload {workload!r}",
+             "store": "the reference store"}
+    canonical = resolve(params, declared(m, w), where)
+    return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k,
+                   code_identity(policy, workload))
+
+
+def code_identity(policy: str, workload: str) -> tuple[tuple[str, str], ...]:
+    """The plugin code a job of ``policy`` on ``workload`` runs (fbench's own: none)."""
+    pairs = (("memory", MEMORIES.origin(policy).identity),
+             ("workload", WORKLOADS.origin(workload).identity))
+    return tuple((role, ident) for role, ident in pairs if ident)
+
+
+@runtime_checkable
+class CapacityParams(Protocol):
+    """The parameters of a capacity-bounded memory (memcore's capacity policies, the
+    oracle): an absolute ``capacity``, or a share of the workload's distinct facts."""
+
+    capacity: int
+    capacity_fraction: float
+
+
+@runtime_checkable
+class BudgetParams(Protocol):
+    """The store parameters of a memory run at a budget (``store.budget``)."""
+
+    budget: int
+
+
+def with_capacity_fraction(policy_params: Any, workload: Workload, workload_params: Any) -> Any:
+    """Resolve ``capacity_fraction`` (a share of the workload's distinct facts) into the
+    policy's absolute ``capacity``; other parameters pass through."""
+    fraction = (policy_params.capacity_fraction
+                if isinstance(policy_params, CapacityParams) else 0.0)
+    if not fraction:
+        return policy_params
+    capacity = max(1, round(fraction * workload.distinct_facts(workload_params)))
+    return dataclasses.replace(policy_params, capacity=capacity)
+
+
+def materialize(spec: JobSpec) -> Resolved:
+    """The live objects of ``spec``; a plugin whose code here is not the code the spec
+    names (another version on a cluster's node) is a one-line error."""
+    w = lookup(WORKLOADS, spec.workload, "workload")
+    m = lookup(MEMORIES, spec.policy, "policy")
+    here = code_identity(spec.policy, spec.workload)
+    if here != spec.code:
+        raise RegistryError(
+            f"plugin code differs from the sweep's: {dict(spec.code) or 'fbench only'} there, "
+            f"{dict(here) or 'fbench only'} here; install the same plugin version everywhere")
+    params = dict(spec.params)
+    workload_params = build(w.Params, params, "workload", spec.workload)
+    store_params = (build(m.StoreParams, params, "store", "the reference store")
+                    if m.StoreParams is not None else None)
+    policy_params = with_capacity_fraction(
+        build(m.Params, params, "policy", spec.policy), w, workload_params)
+    return Resolved(
+        workload=w,
+        workload_params=workload_params,
+        memory=m,
+        policy_params=with_budget(policy_params, store_params),
+        store_params=store_params,
+    )
+
+
+def with_budget(policy_params: Any, store_params: Any) -> Any:
+    """A capacity policy (and the oracle) meets ``store.budget`` natively: its own
+    ``capacity`` becomes the budget (the store's uniform cap then never has to act)."""
+    budget = store_params.budget if isinstance(store_params, BudgetParams) else 0
+    capped = isinstance(policy_params, CapacityParams)
+    if budget and capped:
+        return dataclasses.replace(policy_params, capacity=budget, capacity_fraction=0.0)
+    return policy_params

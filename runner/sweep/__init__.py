@@ -1,0 +1,1 @@
+"""Expanding a sweep into jobs, resuming it, and running it on an executor."""

@@ -1,0 +1,219 @@
+"""Running a sweep: execute the plan (``runner.sweep.plan``), write shards atomically,
+keep a manifest.
+
+The folder ``OUT`` holds ``sweep.json`` (the expanded spec), ``manifest.json``
+(versions, times, counts, failures) and ``shards/workload=W/policy=P/JOB.parquet``
+(or, after ``fbench compact``, ``compacted/``: see ``runner.results.layout``).
+Every check on the input happens before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cluster.base import Outcome
+from runner.errors import FbenchError, unknown
+from runner.job.execute import PLUGIN_ERROR, job_task, shipped_packages
+from runner.results.atomic import write_json
+from runner.results.layout import SUPERSEDED, quarantine, remove_all
+from runner.results.provenance import git_commit, provenance, versions
+from runner.results.shard import shard_path, write_shard
+from runner.spec.jobspec import JobSpec
+from runner.spec.plugins import plugin_env, plugin_folders
+from runner.sweep.expand import SweepSpec
+from runner.sweep.plan import SWEEP_FORMAT, Plan, check_out_dir, plan, plugins
+
+# A job that fails (raises) runs at most this many times in one sweep; a worker or node
+# that dies is Ray's to retry (cluster.ray_executor.MAX_RETRIES), then counts as a failure.
+JOB_ATTEMPTS = 3
+
+# Below this much estimated work, Ray's ~5 s start-up costs more than it saves.
+INLINE_BELOW_S = 20.0
+JOB_SECONDS_AT_DEFAULT_HORIZON = 0.25
+
+
+def estimated_seconds(jobs: list[JobSpec]) -> float:
+    """Rough work estimate: a job costs ~0.25 s per default horizon of its workload."""
+    from workloads import WORKLOADS
+
+    return sum(JOB_SECONDS_AT_DEFAULT_HORIZON * j.horizon / WORKLOADS[j.workload].default_horizon
+               for j in jobs)
+
+
+def choose_executor(requested: str, address: str | None, jobs: list[JobSpec]) -> str:
+    """``auto``: Ray when an address is given or the work is worth Ray's start-up
+    (estimated >= 20 s), else inline. An explicit choice is kept."""
+    if requested != "auto":
+        return requested
+    if address or os.environ.get("RAY_ADDRESS"):
+        return "ray"
+    return "ray" if estimated_seconds(jobs) >= INLINE_BELOW_S else "inline"
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    total: int
+    done: int = 0
+    skipped: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    executor: str = ""
+    quarantined: list[Path] = field(default_factory=list)
+    superseded: list[Path] = field(default_factory=list)
+    retried: int = 0  # runs of jobs that had failed before in this sweep
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A sweep checked end to end and ready to run; nothing written yet."""
+
+    spec: SweepSpec
+    out: Path
+    plan: Plan
+    executor: str
+    address: str | None
+    max_in_flight: int | None
+    overwrite: str
+
+
+def prepare(
+    spec: SweepSpec,
+    jobs: list[JobSpec],
+    out: Path,
+    *,
+    executor: str = "auto",
+    address: str | None = None,
+    max_in_flight: int | None = None,
+    overwrite: str = "failed",
+) -> Prepared:
+    """Every check on the input, before anything is written."""
+    from cluster import EXECUTORS
+
+    check_out_dir(out)
+    p = plan(jobs, out, overwrite, spec)
+    name = choose_executor(executor, address, p.to_run)
+    if name not in EXECUTORS:
+        raise FbenchError(unknown(name, "executor", [*EXECUTORS, "auto"]))
+    if max_in_flight is not None and max_in_flight <= 0:
+        raise FbenchError(f"--max-in-flight must be positive, got {max_in_flight}")
+    return Prepared(spec, out, p, name, address, max_in_flight, overwrite)
+
+
+def _write_start(prepared: Prepared, result: SweepResult) -> None:
+    """Create OUT, clear what this run replaces, write sweep.json and the manifest."""
+    out, p = prepared.out, prepared.plan
+    out.mkdir(parents=True, exist_ok=True)
+    if prepared.overwrite == "always":
+        remove_all(out)  # shards and compacted parts
+    for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
+        tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
+    result.quarantined = quarantine(out, p.quarantine)
+    result.superseded = quarantine(out, p.superseded, SUPERSEDED)
+    write_json(out / "sweep.json", {"format": SWEEP_FORMAT, "spec": prepared.spec.to_dict(),
+                                    "jobs": [j.to_dict() for j in p.jobs]})
+    write_json(out / "manifest.json", {
+        "versions": versions(), "git_commit": git_commit(), "executor": prepared.executor,
+        "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
+        "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
+        "counts": {"total": len(p.jobs), "done": 0, "skipped": p.skipped, "failed": 0},
+        "failures": [],
+        "quarantined": [q.relative_to(out).as_posix() for q in result.quarantined],
+        "superseded": [q.relative_to(out).as_posix() for q in result.superseded],
+        "plugins": plugins(p.jobs),
+    })
+
+
+def run_sweep(
+    prepared: Prepared, progress: Callable[[SweepResult], None] | None = None
+) -> SweepResult:
+    """Run the jobs that are not done yet; every job ends as a shard or a recorded failure.
+
+    A job that fails is run again after the others, up to ``JOB_ATTEMPTS`` runs in all;
+    what still fails is recorded in the manifest with its last traceback. A shard that
+    cannot be written (disk full, folder gone) stops the sweep with one line: the shards
+    already written stay valid, and a rerun resumes after them.
+    """
+    from cluster import EXECUTORS, ExecutorError
+
+    out, p, name, address = prepared.out, prepared.plan, prepared.executor, prepared.address
+    jobs = p.jobs
+    result = SweepResult(out, len(jobs), skipped=p.skipped, executor=name)
+    ex = None
+    if p.to_run:
+        plugged = plugin_folders(p.to_run)
+        ex = EXECUTORS[name](task=job_task(provenance()),
+                             ship=shipped_packages() + plugged,
+                             sys_path=[q for q in sys.path if q] if plugged else [],
+                             env=plugin_env(p.to_run),
+                             address=address, max_in_flight=prepared.max_in_flight,
+                             job_seconds=estimated_seconds(p.to_run) / len(p.to_run))
+    start = time.perf_counter()
+    try:
+        if ex is not None:
+            ex.start()  # a bad address fails here, before anything is written
+        _write_start(prepared, result)
+        if progress:
+            progress(result)
+        by_spec = {j.canonical_json(): j for j in p.to_run}
+        runs: Counter[str] = Counter()  # job -> its failed runs so far
+
+        def on_outcome(o: Outcome) -> None:
+            job = by_spec[o.spec_json]
+            if o.error is not None and o.error.startswith(PLUGIN_ERROR):
+                raise FbenchError(f"{o.error.removeprefix(PLUGIN_ERROR)} (on a worker of the "
+                                  f"{name} executor: install the plugin there too)")
+            if o.table is not None:
+                write_shard(shard_path(out, job), o.table)
+                result.done += 1
+            else:
+                runs[job.job_id] += 1
+                result.failed.append({"job_id": job.job_id, "spec": o.spec_json,
+                                      "attempts": runs[job.job_id],
+                                      "error": o.error or "unknown error"})
+            if progress:
+                progress(result)
+
+        batch = [j.canonical_json() for j in p.to_run]
+        for attempt in range(1, JOB_ATTEMPTS + 1):
+            if ex is None or not batch:
+                break
+            if attempt > 1:  # the failed jobs again, after everything else
+                result.retried += len(batch)
+                result.failed = []
+            ex.run(batch, on_outcome)
+            batch = [f["spec"] for f in result.failed]
+        result.failed.sort(key=lambda f: f["job_id"])
+    except ExecutorError as exc:
+        raise FbenchError(str(exc)) from None
+    except OSError as exc:
+        raise FbenchError(
+            f"cannot write to {str(out)!r}: {exc.strerror or exc}; the {result.done} "
+            "shard(s) written stay valid: free space (or fix the folder) and rerun the "
+            "same command to resume") from None
+    finally:
+        if ex is not None:
+            ex.close()
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["ended"] = datetime.now(UTC).isoformat(timespec="seconds")
+        manifest["seconds"] = round(time.perf_counter() - start, 3)
+        manifest["counts"] = {"total": len(jobs), "done": result.done,
+                              "skipped": result.skipped, "failed": len(result.failed)}
+        manifest["failures"] = result.failed
+        manifest["retried"] = result.retried
+        write_json(out / "manifest.json", manifest)
+    except OSError as exc:
+        raise FbenchError(
+            f"cannot write {out / 'manifest.json'}: {exc.strerror or exc}; the "
+            f"{result.done} shard(s) written stay valid: free space and rerun to resume"
+        ) from None
+    return result

@@ -1,0 +1,87 @@
+"""The one generic registry (fbench/registry.py): duplicates, unknown names, lazy
+derived entries, `module:attr` plugins and their identity, and entry points passed to a
+cluster node that lacks the distribution."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from fbench.registry import PLUGIN_TARGETS, Registry, RegistryError
+from memcore import POLICIES, Policy, register_policy
+from runner.adapters import MEMORIES
+
+
+def test_a_name_registered_twice_raises() -> None:
+    """Prevents a second registration silently replacing the first."""
+    reg: Registry[int] = Registry("thing")
+    reg.add("a", 1)
+    with pytest.raises(ValueError, match="thing 'a' is registered twice"):
+        reg.add("a", 2)
+    assert reg["a"] == 1
+
+
+def test_an_unknown_name_suggests_the_closest_and_lists_all() -> None:
+    """Prevents a typo from failing without the fix."""
+    reg: Registry[int] = Registry("thing")
+    reg.add("ebbinghaus", 1)
+    reg.add("fifo", 2)
+    with pytest.raises(RegistryError) as err:
+        reg.lookup("ebbinhaus")
+    assert str(err.value) == ("unknown thing 'ebbinhaus' (did you mean 'ebbinghaus'?); "
+                              "known: ebbinghaus, fifo")
+    assert "ebbinhaus" not in reg
+
+
+def test_a_late_policy_is_seen_whole() -> None:
+    """Prevents derived tables frozen at import: a policy registered after everything
+    was imported gets its reference memory and its pinned wrapper at lookup."""
+
+    @register_policy("zz_late_policy")
+    class Late(Policy):
+        description = "registered late, by a test"
+
+    try:
+        assert MEMORIES["zz_late_policy"].family == "reference"
+        assert "pinned.zz_late_policy" in POLICIES.names()
+        wrapper = POLICIES["pinned.zz_late_policy"]
+        assert wrapper.wrapper and wrapper.inner_cls is Late  # type: ignore[attr-defined]
+        assert MEMORIES["pinned.zz_late_policy"].family == "reference"
+    finally:
+        for reg in (POLICIES, MEMORIES):
+            for name in ("zz_late_policy", "pinned.zz_late_policy"):
+                reg._entries.pop(name, None)
+
+
+def test_a_file_plugin_carries_its_source_digest(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents results that do not follow code: a module:attr memory's identity is its
+    module and the SHA-256 of its file, and another file gives another identity."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = (Path(__file__).parent / "broken_adapters.py").read_text()
+    (tmp_path / "zz_plugin_a.py").write_text(code)
+    (tmp_path / "zz_plugin_b.py").write_text(code + "\n# changed\n")
+    a = MEMORIES.origin("zz_plugin_a:Good")
+    b = MEMORIES.origin("zz_plugin_b:Good")
+    assert a.identity.startswith("zz_plugin_a@sha256:") and a.path.endswith("zz_plugin_a.py")
+    assert a.version != b.version
+    assert MEMORIES["zz_plugin_a:Good"].family == "plugin"
+    for name in ("zz_plugin_a", "zz_plugin_b"):
+        sys.modules.pop(name, None)
+
+
+def test_entry_points_passed_by_the_driver_resolve_without_metadata(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a cluster node without the plugin's distribution from failing to
+    resolve its names: the driver's entry points, passed in PLUGIN_TARGETS, resolve to
+    the same code and the same identity."""
+    monkeypatch.setenv(PLUGIN_TARGETS, json.dumps({"fbench.test": {
+        "good": ["tests.broken_adapters:Good", "some-dist", "1.2"]}}))
+    reg: Registry[object] = Registry("thing", group="fbench.test")
+    from tests.broken_adapters import Good
+
+    assert reg["good"] is Good
+    assert reg.origin("good").identity == "some-dist==1.2"
