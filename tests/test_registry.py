@@ -85,3 +85,25 @@ def test_entry_points_passed_by_the_driver_resolve_without_metadata(
 
     assert reg["good"] is Good
     assert reg.origin("good").identity == "some-dist==1.2"
+
+
+def test_a_metric_plugin_is_averaged_over_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a metric plugin (an entry point in fbench.metrics) that is listed but never
+    computed: a per-query Metric is adapted under its entry-point name, and a job reports
+    the mean of its per-query values (here: recall_at_k's, so the two must agree)."""
+    from fbench.plugins import Origin
+    from fbench.registry import _Entry
+    from runner.job.run import run_job
+    from runner.metrics import METRICS, Metric
+    from runner.metrics.declare import as_metric
+    from runner.spec.resolve import make_spec
+
+    with pytest.raises(TypeError, match="per_query"):
+        as_metric(Metric("x", "higher", "no function"), "x")
+    plugin = as_metric(Metric("ignored", "higher", "recall again",
+                              per_query=lambda s: float(s.correct > 0)), "zz_recall_again")
+    assert plugin.name == "zz_recall_again"
+    monkeypatch.setitem(METRICS._entries, "zz_recall_again",
+                        _Entry(Origin("distribution", "some-dist", "1", "m:x"), plugin))
+    metrics = run_job(make_spec("contradiction", "keep_all", 0, horizon=300)).metrics()
+    assert metrics["zz_recall_again"] == metrics["recall_at_k"]
