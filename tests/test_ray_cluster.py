@@ -80,11 +80,12 @@ import memcore, ray
 
 @ray.remote(num_cpus=1)
 def shipped_memcore():
-    import memcore
+    import fbench, memcore
     d = Path(memcore.__file__).parent
-    return str(d), sorted(p.name for p in (d / "weights").glob("*.safetensors"))
+    return (str(d), sorted(p.name for p in (d / "weights").glob("*.safetensors")),
+            str(Path(fbench.__file__).parent))
 
-where, weights = ray.get(shipped_memcore.remote())
+where, weights, registry_pkg = ray.get(shipped_memcore.remote())
 ex.close()
 inline = []
 InlineExecutor(job_task(provenance())).run(specs, inline.append)
@@ -99,6 +100,7 @@ print(json.dumps({
     "ok": sum(o.table is not None for o in out), "n": len(specs),
     "errors": [o.error for o in out if o.error], "differing": differing,
     "shipped_memcore": where, "shipped_weights": weights, "local_weights": local,
+    "shipped_fbench": registry_pkg,
 }))
 """
 
@@ -119,6 +121,7 @@ def test_sweep_spreads_over_both_nodes(two_node_cluster: Cluster, tmp_path: Path
     # with every weights file of the local package.
     assert got["shipped_memcore"].startswith(two_node_cluster.temp_dir), got["shipped_memcore"]
     assert got["shipped_weights"] == got["local_weights"]
+    assert got["shipped_fbench"].startswith(two_node_cluster.temp_dir), got["shipped_fbench"]
     # Provenance travels with the tasks: same commit and versions as the driver's.
     assert got["differing"] == [], got["differing"]
 

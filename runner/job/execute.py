@@ -80,11 +80,13 @@ def shipped_packages() -> list[str]:
     memcore's weights travel too). Paths, not module objects: Ray Client cannot
     pickle modules."""
     import cluster
+    import fbench
     import memcore
     import runner
     import workloads
 
-    return [os.path.dirname(str(m.__file__)) for m in (workloads, memcore, runner, cluster)]
+    return [os.path.dirname(str(m.__file__))
+            for m in (fbench, workloads, memcore, runner, cluster)]
 
 
 def job_task(prov: dict[str, Any] | None = None) -> TaskFn:
