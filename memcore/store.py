@@ -20,11 +20,12 @@ at ``flush()`` / ``close()``. ``MemoryStore.open`` reopens a SQLite store.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from types import TracebackType
 
 import numpy as np
 
-from memcore.backends import Backend, Snapshot, make_backend
+from memcore.backends import Snapshot, make_backend
 from memcore.bookkeeping import Bookkeeping, parse_tags
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
@@ -41,18 +42,10 @@ __all__ = ["Hit", "MemoryStore", "StoreParams", "parse_tags"]
 class MemoryStore(Bookkeeping):
     """Columnar memory with a pluggable forgetting policy and a forget log."""
 
-    def __init__(
-        self,
-        policy: Policy,
-        embedder: Embedder,
-        extractor: Extractor | None,
-        params: StoreParams | None = None,
-        backend: Backend | None = None,
-    ) -> None:
-        """``backend`` overrides the one ``params`` names (``open`` passes a reopened one).
-        Raises ValueError when the backend cannot be created (e.g. its path exists)."""
-        super().__init__(policy, embedder, extractor, params, backend)
-        self._ranker = Ranker(self.params, embedder)
+    @functools.cached_property
+    def _ranker(self) -> Ranker:
+        """The retrieval side (made on first use; an attribute from then on)."""
+        return Ranker(self.params, self.embedder)
 
     # -- read path ----------------------------------------------------------
     def relevance(self, text: str) -> np.ndarray:
