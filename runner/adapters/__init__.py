@@ -4,6 +4,7 @@ through its entry points (``fbench.memories``), the path an outside package take
 
 from runner.adapters.base import (
     MEMORIES,
+    OWN,
     Foresees,
     Hit,
     LinksSlots,
@@ -15,5 +16,5 @@ from runner.adapters.base import (
     register_memory,
 )
 
-__all__ = ["MEMORIES", "Foresees", "Hit", "LinksSlots", "MemoryAdapter", "MemoryFactory",
+__all__ = ["MEMORIES", "OWN", "Foresees", "Hit", "LinksSlots", "MemoryAdapter", "MemoryFactory",
            "MemoryKind", "Prefetches", "TakesTruthHints", "register_memory"]

@@ -21,12 +21,19 @@ and embedders), or a ``MemoryKind``. ``MEMORIES`` tells them apart by type.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from fbench.registry import Registry
 from memcore.policies import POLICIES, NoParams, Policy
 from workloads import Vocabulary
+
+OWN = "own"  # a memory's embedder when it ranks by its own means
+
+
+def store_embedder(policy_params: Any, store_params: Any) -> str:
+    """The reference store's embedder: its ``store.embedder`` parameter."""
+    return str(store_params.embedder)
 
 
 @dataclass(frozen=True)
@@ -106,11 +113,14 @@ class MemoryFactory(Protocol):
     """A plugin memory: ``factory(params)`` (or ``factory()`` without ``Params``) makes
     one job's ``MemoryAdapter``. ``Params`` is a frozen dataclass (the ``policy.*``
     parameters, defaults and validation in ``__post_init__``); ``description`` a
-    line for ``fbench list policies``; ``family`` a label (default ``plugin``)."""
+    line for ``fbench list policies``; ``family`` a label (default ``plugin``);
+    ``embedder`` the name of the embedder it ranks with, if one of fbench's (default
+    ``own``: its own retrieval), which the report pairs it on."""
 
     Params: ClassVar[type]
     description: ClassVar[str]
     family: ClassVar[str]
+    embedder: ClassVar[str]  # the embedder it ranks with (default "own": its own retrieval)
 
     def __call__(self, params: Any) -> MemoryAdapter: ...
 
@@ -120,7 +130,10 @@ class MemoryKind:
     """A registered memory under test: its parameters and how to build it.
 
     ``Params`` is the ``policy.*`` namespace; ``StoreParams`` the ``store.*``
-    namespace, or ``None`` when the memory has no reference store.
+    namespace, or ``None`` when the memory has no reference store. ``embedder`` names
+    the embedder a job of it ranks with, given its (policy, store) parameters: a
+    first-class axis of every memory, written to each shard, on which the report pairs
+    a memory with its baseline (``OWN``: the memory's own retrieval, no shared embedder).
     """
 
     name: str
@@ -129,6 +142,7 @@ class MemoryKind:
     Params: type
     StoreParams: type | None
     build: Callable[[Any, Any, Vocabulary], MemoryAdapter]
+    embedder: Callable[[Any, Any], str] = field(default=lambda policy, store: OWN)
 
 
 def reference_kind(name: str, policy: type[Policy]) -> MemoryKind:
@@ -137,7 +151,7 @@ def reference_kind(name: str, policy: type[Policy]) -> MemoryKind:
     from runner.adapters.reference import build_reference
 
     return MemoryKind(name, "reference", policy.description, policy.Params, StoreParams,
-                      build_reference(policy))
+                      build_reference(policy), store_embedder)
 
 
 def factory_kind(name: str, factory: Any) -> MemoryKind:
@@ -155,8 +169,9 @@ def factory_kind(name: str, factory: Any) -> MemoryKind:
                             f"{', '.join(missing)} (runner.adapters.MemoryAdapter)")
         return memory
 
+    embedder = str(getattr(factory, "embedder", OWN))
     return MemoryKind(name, getattr(factory, "family", "plugin"), description,
-                      params or NoParams, None, build)
+                      params or NoParams, None, build, lambda policy, store: embedder)
 
 
 def as_memory(obj: Any, name: str) -> MemoryKind:

@@ -193,4 +193,5 @@ MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
     description="the lethe-agent library (0.1.1) as it is: decay + reinforcement "
                 "(score_decay) or its fifo/lru/lfu/lifo/ttl retention, on the simulated clock",
-    Params=LetheAgentParams, StoreParams=None, build=build))
+    Params=LetheAgentParams, StoreParams=None, build=build,
+    embedder=lambda policy, store: str(policy.embedder)))

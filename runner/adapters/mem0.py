@@ -147,4 +147,5 @@ MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
     description="mem0 open-source Memory (2.2), infer=False: storage, dense retrieval "
                 "(all-MiniLM-L6-v2, in-memory qdrant), filtering; never forgets",
-    Params=Mem0Params, StoreParams=None, build=build))
+    Params=Mem0Params, StoreParams=None, build=build,
+    embedder=lambda policy, store: "minilm"))

@@ -28,7 +28,7 @@ from typing import Any
 
 from memcore import EMBEDDERS, POLICIES, MemoryStore, StoreParams
 from memcore.embed import BatchEmbedder
-from runner.adapters.base import Hit, MemoryKind
+from runner.adapters.base import Hit, MemoryKind, store_embedder
 from runner.adapters.reference import PrefetchingMixin, StoreAdapter
 from runner.errors import FbenchError, lookup
 from workloads import Query, Vocabulary
@@ -138,5 +138,6 @@ MEMORY = (MemoryKind(
     name=NAME, family="oracle",
     description="the bound: removes what ground truth supersedes and, under a budget, "
                 "distractors then the entry asked next the latest (Belady), same retriever",
-    Params=OracleParams, StoreParams=StoreParams, build=build))
+    Params=OracleParams, StoreParams=StoreParams, build=build,
+    embedder=store_embedder))
 

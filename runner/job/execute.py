@@ -38,6 +38,7 @@ def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = Non
         "k": [spec.k] * n,
         "params": [json.dumps(dict(spec.params), sort_keys=True)] * n,
         "params_full": [json.dumps(result.resolved_params, sort_keys=True)] * n,
+        "embedder": [result.embedder] * n,
         "spec": [spec.canonical_json()] * n,
         "checkpoint": list(range(n)),
         "t": [row["t"] for row in result.rows],

@@ -41,6 +41,7 @@ class JobResult:
     rows: list[dict[str, Any]]
     resolved_params: dict[str, Any] = field(default_factory=dict)
     forgotten: dict[str, int] = field(default_factory=dict)
+    embedder: str = "own"  # the embedder the memory ranked with (its kind declares it)
 
     @property
     def final(self) -> dict[str, Any]:
@@ -194,4 +195,5 @@ def _run(spec: JobSpec) -> JobResult:
     while len(rows) < len(cps):
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
-    return JobResult(spec, rows, r.full_params(), memory.forgotten())
+    embedder = r.memory.embedder(r.policy_params, r.store_params)
+    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder)

@@ -30,6 +30,7 @@ COORDINATES = [
     ("k", pa.int64()),
     ("params", pa.string()),       # canonical JSON of the overrides (the grid's coordinates)
     ("params_full", pa.string()),  # every parameter, defaults included
+    ("embedder", pa.string()),     # the embedder the memory ranked with ("own": its own)
     ("spec", pa.string()),         # the spec's canonical JSON
 ]
 CHECKPOINT = [("checkpoint", pa.int32()), ("t", pa.int64()), ("fraction", pa.float64()),
