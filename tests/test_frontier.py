@@ -4,6 +4,7 @@ and the computed findings."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -53,16 +54,16 @@ def test_cells_pair_with_the_oracle_at_the_same_budget(frontier: Path) -> None:
 
 
 def test_report_states_frontier_and_least_regret(frontier: Path) -> None:
-    """Prevents a frontier report without its findings or its regret table."""
+    """Prevents a frontier report without its findings: the three-axis frontier and the least
+    regret against the oracle at every budget, with its interval and verdict."""
     text = (frontier / "RESULTS.md").read_text()
-    assert "### Paired comparisons with oracle" in text
-    findings = text.split("## Findings", 1)[1]
-    assert "on the frontier of contradiction rate (lower) and recall (higher)" in findings
-    assert "oracle" in findings.split("\n- **", 1)[1].split("\n")[0]
-    for budget in ("store.budget=20", "store.budget=60"):
-        assert f"at {budget}: least recall regret" in findings
-        assert f"at {budget}: least current recall regret" in findings
-    assert "at no budget: least current recall regret" in findings
+    findings = text.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    assert "frontier of (contradiction ↓, current recall ↑, size ↓)" in findings
+    regret = next(line for line in findings.splitlines()
+                  if "least current-recall regret against the oracle" in line)
+    for budget in ("store.budget=20", "store.budget=60", "no budget"):
+        assert re.search(re.escape(budget) + r": \S+ Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, "
+                         r"[+-]\d\.\d{3}\] \((better|worse|equivalent|inconclusive)\)", regret)
 
 
 def test_a_baseline_outside_the_sweep_is_a_one_line_error(tmp_path: Path) -> None:

@@ -185,7 +185,8 @@ def test_bad_direction_raises_and_registers_nothing() -> None:
 def test_quality_metrics_have_per_category_variants() -> None:
     """Guards against a category missing a quality metric (or its query count), which
     would leave holes in the per-category tables."""
-    for name, (direction, _) in QUALITY.items():
+    for name, metric in QUALITY.items():
+        direction = metric.direction
         assert METRICS[name].direction == direction
         for cat in CATEGORIES:
             assert METRICS[f"{name}_{cat}"].direction == direction

@@ -108,3 +108,53 @@ def test_own_memory_section_works_in_a_fresh_folder(tmp_path: Path) -> None:
     again = subprocess.run(["bash", "-c", sweep], cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=600)
     assert "10 jobs: 5 run, 5 skipped" in again.stderr, again.stderr
+
+
+def readers_section() -> list[str]:
+    section = README.split("## Reading results elsewhere", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_reading_results_with_pandas_polars_and_duckdb(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents README's pandas, polars and duckdb snippets from rotting (a renamed column,
+    hive partitions read with clashing types): each runs on a real sweep's folder and
+    prints the sweep's policies."""
+    blocks = readers_section()
+    assert [("pandas" in b, "polars" in b, "duckdb" in b) for b in blocks] == [
+        (True, False, False), (False, True, False), (False, False, True)]
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["sweep", "--policies", "keep_all,last_write_wins",
+                                   "--workloads", "contradiction", "--seeds", "2", "--horizons",
+                                   "150", "--executor", "inline", "--out", "tour", "--no-report"])
+    assert res.exit_code == 0, res.output
+    from runner.results.aggregate import aggregate
+
+    aggregate(tmp_path / "tour")
+    for block in blocks:
+        out = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=120, check=False)
+        assert out.returncode == 0, out.stderr
+        assert "keep_all" in out.stdout and "last_write_wins" in out.stdout, out.stdout
+
+
+def test_readme_share_of_hard_updates_found_is_computed() -> None:
+    """Prevents README's "finds the hard-updated value in N% of those queries" from being a
+    typed-in number: the share is recomputed (seeds 0–2, oracle extractor,
+    last_write_wins on contradiction.retrievable: its current recall on hard-updated
+    slots), and on the seed's own stream it is 0."""
+    import numpy as np
+
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
+
+    m = re.search(r"finds the hard-updated value in (\d+)% of\s+those queries here "
+                  r"\(seeds 0–2\) and never on the seed's stream", README)
+    assert m is not None
+    oracle = [("store.extractor", "oracle")]
+    share = np.mean([run_job(make_spec("contradiction.retrievable", "last_write_wins", s,
+                                       params=oracle)).final["recall_current_at_k_hard"]
+                     for s in range(3)])
+    assert round(100 * share) == int(m.group(1))
+    seed_stream = run_job(make_spec("contradiction", "last_write_wins", 0, params=oracle))
+    assert seed_stream.final["recall_current_at_k_hard"] == 0.0

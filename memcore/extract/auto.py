@@ -10,6 +10,8 @@ from memcore.extract.teacher import KeywordTeacher
 
 @register_extractor("auto")
 def auto_extractor(lexicon: Lexicon) -> Extractor:
+    """The learned tagger where its shipped weights were trained for this lexicon, else
+    the keyword teacher."""
     try:
         return LearnedTagger(lexicon)
     except ValueError:

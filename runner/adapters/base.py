@@ -26,9 +26,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from fbench.registry import Registry
 from memcore.policies import POLICIES, NoParams, Policy
+from runner.spec.axes import OWN
 from workloads import Vocabulary
-
-OWN = "own"  # a memory's embedder when it ranks by its own means
 
 
 def store_embedder(policy_params: Any, store_params: Any) -> str:

@@ -5,17 +5,23 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
+from rich.markup import escape
 from rich.table import Table
 
 from runner.errors import FbenchError
+
+if TYPE_CHECKING:  # imported where used: `fbench --help` starts fast
+    from runner.sweep.plan import Estimate
+    from runner.sweep.run import Prepared
 
 app = typer.Typer(
     name="fbench",
@@ -24,8 +30,30 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console()
-err = Console(stderr=True)
+# Wider than any table or line fbench prints: outside a terminal nothing is wrapped.
+UNBOUNDED_WIDTH = 100_000
+
+
+class StreamConsole(Console):
+    """A rich console that, writing anywhere but a terminal (a pipe, a file, a test's
+    capture), lays out at natural width: a table is never squeezed (or a line wrapped)
+    to 80 columns for ``fbench list policies | cat``. ``COLUMNS`` still sets a width.
+    Asked at every print, so the stream the output goes to decides."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        measured = super().size
+        if self.is_terminal or os.environ.get("COLUMNS", "").isdigit():
+            return measured
+        return ConsoleDimensions(UNBOUNDED_WIDTH, measured.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self.width, self.height = new_size
+
+
+console = StreamConsole()
+err = StreamConsole(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,7 +91,9 @@ def run(
     policy: Annotated[str, typer.Option(help="Policy name (see `fbench list policies`).")],
     seed: Annotated[int, typer.Option(help="Seed of the workload's stream.")] = 0,
     horizon: Annotated[
-        int | None, typer.Option(help="Length in the workload's unit (default: its own).")
+        str | None,
+        typer.Option(metavar="N|Nx", help="Length in the workload's unit, or Nx its default "
+                                          "(e.g. 2x; default: its own), as in sweep --horizons."),
     ] = None,
     k: Annotated[int, typer.Option(help="Items retrieved per query.")] = 5,
     param: Annotated[
@@ -78,7 +108,7 @@ def run(
     from runner.spec.params import split_assignment
     from runner.spec.resolve import make_spec
 
-    spec = make_spec(workload, policy, seed, horizon, k,
+    spec = make_spec(workload, policy, seed, run_horizon(horizon, workload), k,
                      [split_assignment(p) for p in param or []])
     result = run_job(spec)
     metrics = result.metrics()
@@ -87,15 +117,34 @@ def run(
                "metrics": {k: _plain(v) for k, v in metrics.items()}}
         sys.stdout.write(json.dumps(doc, sort_keys=False) + "\n")
         return
-    table = Table(title=f"{spec.workload} × {spec.policy}, seed {spec.seed}, "
-                        f"horizon {spec.horizon}, k={spec.k}  [{spec.job_id}]")
+    table = Table(title=escape(f"{spec.workload} × {spec.policy}, seed {spec.seed}, "
+                               f"horizon {spec.horizon}, k={spec.k}  [{spec.job_id}]"))
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("want")
     for name, metric in METRICS.items():
         if name in metrics:
-            table.add_row(name, _fmt(metrics[name]), metric.direction)
+            table.add_row(escape(name), _fmt(metrics[name]), metric.direction)
     console.print(table)
+
+
+def run_horizon(raw: str | None, workload: str) -> int | None:
+    """``run --horizon``: a number in the workload's unit or ``Nx`` (N × its default),
+    read by the sweep's own parser (``horizon_of``); None keeps the default."""
+    if raw is None:
+        return None
+    from runner.errors import lookup
+    from runner.sweep.expand import horizon_of
+    from workloads import WORKLOADS
+
+    w = lookup(WORKLOADS, workload, "workload")
+    try:
+        return horizon_of(raw, w)
+    except (FbenchError, OverflowError):  # OverflowError: "infx" (horizon_of lets it out)
+        raise FbenchError(
+            f"horizon must be a positive number of {w.horizon_unit}, got {raw}; write e.g. "
+            f"--horizon {w.default_horizon} (its default) or --horizon 2x (twice it)"
+        ) from None
 
 
 @app.command()
@@ -179,6 +228,7 @@ def sweep(
                   if p.superseded else "")
         console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before"
                       f"{aside}, {prepared.executor} executor, out {folder}", markup=False)
+        console.print(_estimate(prepared).line(), markup=False)
         return
     result = _run_with_progress(prepared)
     if result.superseded:
@@ -202,9 +252,17 @@ def sweep(
         from runner.report.markdown import write_report
 
         path = write_report(folder)
-        err.print(f"report: {path}")
+        err.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
     if result.failed:
         raise typer.Exit(1)
+
+
+def _estimate(prepared: Prepared) -> Estimate:
+    """The dry run's wall-time estimate, from this grid's jobs already measured in OUT."""
+    from runner.sweep.plan import estimate, sweep_workers
+
+    workers = sweep_workers(prepared.executor, prepared.address, prepared.max_in_flight)
+    return estimate(prepared.plan, prepared.out, prepared.executor, workers)
 
 
 def _run_with_progress(prepared: Any) -> Any:
@@ -258,7 +316,8 @@ def aggregate(
     from runner.results.tables import main_table
 
     summary = run_aggregate(out, baseline=baseline)
-    console.print(main_table(summary))
+    # its cells name policies, workloads and parameters as given: shown as they are
+    console.print(main_table(summary), markup=False)
 
 
 @app.command("compact")
@@ -283,12 +342,21 @@ def report_cmd(
         list[Path] | None,
         typer.Option(help="Another sweep's folder to append as a section (repeatable)."),
     ] = None,
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write the report as one self-contained web "
+                           "page (beside the Markdown, .html).")
+    ] = False,
 ) -> None:
-    """Write the Markdown report and plots for a sweep (deterministic)."""
+    """Write the Markdown report, plots, summary.csv and comparisons.csv for a sweep
+    (deterministic); with --html, the same as one web page needing no server or network."""
     from runner.report.markdown import write_report
 
-    path = write_report(out, output, include or [])
-    console.print(f"wrote {path}")
+    md = Path(output) if output is not None else Path(out) / "RESULTS.md"
+    page = md.with_suffix(".html") if html else None
+    path = write_report(out, output, include or [], html=page)
+    console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
+    if page is not None:
+        console.print(f"wrote {page}", markup=False, highlight=False, soft_wrap=True)
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import RenderableType
+from rich.markup import escape
 from rich.table import Column, Table
 
 from runner.cli.app import app, console, user_errors
@@ -21,6 +22,12 @@ def lister(name: str) -> Callable[[Lister], Lister]:
         return fn
 
     return deco
+
+
+def _row(table: Table, *cells: str) -> None:
+    """A row of names, parameters and descriptions as written: rich markup escaped, so
+    ``[age, importance]`` in a description is text, not a style tag."""
+    table.add_row(*(escape(c) for c in cells))
 
 
 def _params_text(cls: type | None) -> str:
@@ -39,8 +46,8 @@ def _list_policies(extra: list[str]) -> Table:
               "description")
     for name in sorted({*MEMORIES.names(), *extra}):
         kind = MEMORIES.lookup(name, "policy")
-        t.add_row(name, kind.family, _params_text(kind.Params),
-                  MEMORIES.origin(name).describe(), kind.description)
+        _row(t, name, kind.family, _params_text(kind.Params),
+             MEMORIES.origin(name).describe(), kind.description)
     return t
 
 
@@ -56,8 +63,8 @@ def _list_workloads(extra: list[str]) -> RenderableType:
     notes = []
     for name in sorted({*WORKLOADS.names(), *extra}):
         w = WORKLOADS.lookup(name, "workload")
-        t.add_row(name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
-                  WORKLOADS.origin(name).describe())
+        _row(t, name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
+             WORKLOADS.origin(name).describe())
         notes.append(Text.assemble((name, "bold"), f": {w.description}\n"))
     return Group(t, *notes)
 
@@ -68,21 +75,54 @@ def _list_metrics(extra: list[str]) -> Table:
 
     t = Table("metric", "want", "description")
     for name, m in METRICS.items():
-        t.add_row(name, m.direction, m.description)
+        _row(t, name, m.direction, m.description)
     return t
 
 
 @lister("store")
-def _list_store(extra: list[str]) -> Table:
+def _list_store(extra: list[str]) -> RenderableType:
+    from rich.console import Group
+
     from memcore import EMBEDDERS, EXTRACTORS, StoreParams
     from memcore.backends import BACKENDS
 
+    extractors = _extractors(extra)  # first: registers the harness's
     t = Table("axis", "choices or defaults")
-    t.add_row("parameters (store.*)", _params_text(StoreParams))
-    t.add_row("store.extractor", ", ".join(sorted(EXTRACTORS)))
-    t.add_row("store.embedder", ", ".join(sorted(EMBEDDERS)))
-    t.add_row("store.backend", ", ".join(sorted(BACKENDS))
-              + " (store.path: the sqlite file; empty = a temporary file)")
+    _row(t, "parameters (store.*)", _params_text(StoreParams))
+    _row(t, "store.extractor", ", ".join(sorted({*EXTRACTORS.names(), *extra}))
+         + " (each below)")
+    _row(t, "store.embedder", ", ".join(sorted(EMBEDDERS)))
+    _row(t, "store.backend", ", ".join(sorted(BACKENDS))
+         + " (store.path: the sqlite file; empty = a temporary file)")
+    return Group(t, extractors)
+
+
+def _extractors(extra: list[str]) -> Table:
+    """Every name ``store.extractor`` takes: memcore's, the harness's (they read ground
+    truth, so they live in runner/job/extractors.py), and ``module:attr`` plugins."""
+    import inspect
+
+    from memcore import EXTRACTORS, StoreParams
+    from runner.job.extractors import HARNESS_EXTRACTORS  # importing registers them
+
+    default = StoreParams().extractor
+    t = Table(Column("store.extractor", no_wrap=True), "from", "what it links")
+    for name in sorted({*EXTRACTORS.names(), *extra}):
+        factory = EXTRACTORS.lookup(name, "extractor")
+        module = inspect.getmodule(factory)
+        where = module.__name__ if module is not None else "?"
+        origin = EXTRACTORS.origin(name)
+        if origin.source != "builtin":
+            source = origin.describe()
+        elif name in HARNESS_EXTRACTORS:
+            source = f"fbench harness ({where}; reads ground truth)"
+        else:
+            source = f"fbench memcore ({where})"
+        same = [n for n in EXTRACTORS.names() if n != name and EXTRACTORS[n] is factory]
+        alias = f" (alias: {', '.join(same)})" if same else ""
+        alias += " (default)" if name == default else ""
+        what = (inspect.getdoc(factory) or "").split("\n\n", 1)[0].replace("\n", " ")
+        _row(t, name + alias, source, what)
     return t
 
 

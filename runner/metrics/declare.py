@@ -19,6 +19,10 @@ from runner.metrics.scoring import QueryScore
 from workloads import WORKLOADS
 
 DIRECTIONS = ("lower", "higher", "none")
+RATE_MARGIN = 0.01  # rates: one point
+SIZE_MARGIN = 0.05  # sizes and tokens: 5% of the baseline's mean
+RATE = (0.0, 1.0)
+COUNT = (0.0, float("inf"))
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,14 @@ class Metric:
     description: str
     timing: bool = False  # non-deterministic (excluded from determinism checks)
     per_query: Callable[[QueryScore], float] | None = None  # a quality metric's value
+    # The practical margin: a difference smaller than this does not matter (a comparison
+    # whose interval lies inside ± margin is "equivalent"); relative: a share of the
+    # baseline's mean. A per-query metric is a rate: 0.01 absolute by default.
+    margin: float = RATE_MARGIN
+    relative: bool = False
+    # The values the metric can take, when bounded: a comparison against a baseline
+    # that sits at the bound in the metric's direction cannot come out better.
+    bounds: tuple[float, float] | None = None
 
     @property
     def arrow(self) -> str:
@@ -40,7 +52,8 @@ def as_metric(obj: object, name: str) -> Metric:
         raise TypeError(f"{obj!r} is not a runner.metrics.Metric with a per_query function")
     if obj.direction not in DIRECTIONS:
         raise TypeError(f"bad direction {obj.direction!r}")
-    return Metric(name, obj.direction, obj.description, per_query=obj.per_query)
+    return Metric(name, obj.direction, obj.description, per_query=obj.per_query,
+                  margin=obj.margin, relative=obj.relative, bounds=obj.bounds)
 
 
 def _nan_unless(flag: bool | None) -> float:
@@ -51,27 +64,27 @@ def _nan_unless(flag: bool | None) -> float:
 QUALITY_METRICS = (
     Metric("contradiction_rate", "lower",
            "share of queries whose top-k holds a stale value of the slot",
-           per_query=lambda s: float(s.stale > 0)),
+           per_query=lambda s: float(s.stale > 0), bounds=RATE),
     Metric("stale_fraction", "lower", "stale hits / retrieved items, averaged over queries",
-           per_query=lambda s: s.stale / s.retrieved if s.retrieved else 0.0),
+           per_query=lambda s: s.stale / s.retrieved if s.retrieved else 0.0, bounds=RATE),
     Metric("recall_at_k", "higher", "share of queries whose top-k holds the current value",
-           per_query=lambda s: float(s.correct > 0)),
+           per_query=lambda s: float(s.correct > 0), bounds=RATE),
     Metric("recall_current_at_k", "higher",
            "share of queries whose top-k holds the current value as asserted since the slot "
            "last took it (an older entry whose value came back does not count)",
-           per_query=lambda s: float(s.current > 0)),
+           per_query=lambda s: float(s.current > 0), bounds=RATE),
     Metric("recall_at_5", "higher",
            "share of queries whose top 5 holds the current value (nan when k < 5)",
-           per_query=lambda s: _nan_unless(s.top5_correct)),
+           per_query=lambda s: _nan_unless(s.top5_correct), bounds=RATE),
     Metric("accuracy_at_1", "higher", "share of queries whose top-1 item is the current value",
-           per_query=lambda s: float(s.top1_correct)),
+           per_query=lambda s: float(s.top1_correct), bounds=RATE),
     Metric("precision", "higher", "current-value hits / retrieved items, averaged over queries",
-           per_query=lambda s: s.correct / s.retrieved if s.retrieved else 0.0),
+           per_query=lambda s: s.correct / s.retrieved if s.retrieved else 0.0, bounds=RATE),
     Metric("false_forget_rate", "lower",
            "share of queries whose slot's current assertion had already been deleted from "
-           "memory", per_query=lambda s: float(s.current_forgotten)),
+           "memory", per_query=lambda s: float(s.current_forgotten), bounds=RATE),
 )
-QUALITY = {m.name: (m.direction, m.description) for m in QUALITY_METRICS}
+QUALITY = {m.name: m for m in QUALITY_METRICS}
 
 # Query categories, as fbench's own workloads declare them (a category a workload does
 # not have is nan there). A plugin workload's queries count in the overall metrics,
@@ -90,10 +103,11 @@ def _per_category(name: str) -> Metric | None:
         if base == name:
             continue
         if base == "n_queries":
-            return Metric(name, "none", f"queries on {cat_desc}")
+            return Metric(name, "none", f"queries on {cat_desc}", bounds=COUNT)
         if base in QUALITY:
-            direction, desc = QUALITY[base]
-            return Metric(name, direction, f"{desc}; only {cat_desc}")
+            q = QUALITY[base]
+            return Metric(name, q.direction, f"{q.description}; only {cat_desc}",
+                          margin=q.margin, bounds=q.bounds)
     return None
 
 
@@ -108,13 +122,16 @@ METRICS: Registry[Metric] = Registry(
 
 
 def declare(name: str, direction: str, description: str, timing: bool = False,
-            per_query: Callable[[QueryScore], float] | None = None) -> Metric:
+            per_query: Callable[[QueryScore], float] | None = None, *,
+            margin: float = RATE_MARGIN, relative: bool = False,
+            bounds: tuple[float, float] | None = None) -> Metric:
     """Register a metric of fbench's (a duplicate or an unknown direction raises)."""
     if direction not in DIRECTIONS:
         raise ValueError(f"metric {name!r}: bad direction {direction!r}")
     if name in METRICS:
         raise ValueError(f"metric {name!r} is declared twice")
-    return METRICS.add(name, Metric(name, direction, description, timing, per_query))
+    return METRICS.add(name, Metric(name, direction, description, timing, per_query,
+                                    margin, relative, bounds))
 
 
 def quality_metrics() -> list[Metric]:
@@ -125,22 +142,28 @@ def quality_metrics() -> list[Metric]:
 
 for _m in QUALITY_METRICS:
     METRICS.add(_m.name, _m)
-declare("n_queries", "none", "queries scored")
-declare("final_size", "lower", "live entries at the end")
-declare("peak_size", "lower", "most live entries at any time")
-declare("final_tokens", "lower", "whitespace tokens of live entries at the end")
-declare("n_forgotten", "none", "entries removed so far")
+def _size(name: str, description: str) -> Metric:
+    return declare(name, "lower", description, margin=SIZE_MARGIN, relative=True,
+                   bounds=COUNT)
+
+
+declare("n_queries", "none", "queries scored", bounds=COUNT)
+_size("final_size", "live entries at the end")
+_size("peak_size", "most live entries at any time")
+_size("final_tokens", "whitespace tokens of live entries at the end")
+declare("n_forgotten", "none", "entries removed so far", bounds=COUNT)
 declare(
     "extract_link_canonical", "higher",
-    "share of canonical updates the memory's extractor linked to their true slot",
+    "share of canonical updates the memory's extractor linked to their true slot", bounds=RATE,
 )
 declare(
     "extract_link_hard", "higher",
-    "share of hard updates the memory's extractor linked to their true slot",
+    "share of hard updates the memory's extractor linked to their true slot", bounds=RATE,
 )
 declare(
     "extract_false_link", "lower",
     "share of observations linked to a slot they do not assert (wrong slot, or noise)",
+    bounds=RATE,
 )
 declare("query_ms_mean", "none", "mean milliseconds a query took (timing)", timing=True)
 declare("query_ms_p95", "none", "95th percentile of a query's milliseconds, within 0.5% (timing)",

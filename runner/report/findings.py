@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from runner.results.aggregate import Cell, Setting, SummaryIndex, params_sort_key
-from runner.results.tables import metric_decimals
+from runner.results.tables import metric_decimals, variant_label
 
 Variant = tuple[str, str]  # policy, params
 
@@ -37,6 +37,16 @@ class ReportIndex(SummaryIndex):
         for w, h, k, policy, params, seed in zip(*cols, strict=True):
             self.seeds.setdefault((w, h, k, policy, params), set()).add(seed)
 
+    def same_as(self, cell: Cell) -> str | None:
+        """The label of an earlier cell this one is bit-identical to on every seed."""
+        return next(iter(self.rows[cell].values()))["same_as"]
+
+    def twins_of(self, cell: Cell) -> list[str]:
+        """The labels of the later cells bit-identical to this one (collapsed into it)."""
+        label = variant_label(cell[3], cell[4])
+        return [variant_label(c[3], c[4]) for c in self.in_setting(cell[:3])
+                if c != cell and self.same_as(c) == label]
+
     def n_jobs(self, cell: Cell) -> int:
         return int(next(iter(self.rows[cell].values()))["n_jobs"])
 
@@ -44,6 +54,41 @@ class ReportIndex(SummaryIndex):
         """The cell's mean of ``metric``; None if the metric is absent or nan."""
         r = self.rows[cell].get(metric)
         return None if r is None or undefined(r["mean"]) else float(r["mean"])
+
+
+def degenerate(idx: ReportIndex, cell: Cell) -> bool:
+    """Retrieves nothing (recall 0 on every seed) or holds nothing (final size 0): such a
+    cell is flagged and kept off the frontier (nothing retrieved, nothing contradicted)."""
+    return idx.mean(cell, "recall_at_k") == 0.0 or idx.mean(cell, "final_size") == 0.0
+
+
+# The frontier's axes and directions: contradiction, current recall, memory size.
+FRONTIER3 = (("contradiction_rate", -1.0), ("recall_current_at_k", 1.0), ("final_size", -1.0))
+
+
+def frontier3(idx: ReportIndex, cells: list[Cell]) -> list[Cell]:
+    """The non-degenerate cells no other dominates on the three axes: another cell
+    dominates when it is no worse beyond the metric's margin on every axis and better
+    beyond it on one (so a lead of 0.001 against intervals of ±0.01 decides nothing)."""
+    from runner.metrics import METRICS
+
+    pts: dict[Cell, list[float]] = {}
+    for c in cells:
+        vals = [idx.mean(c, m) for m, _ in FRONTIER3]
+        if not degenerate(idx, c) and all(v is not None for v in vals):
+            pts[c] = [sign * float(v) for (_, sign), v in zip(FRONTIER3, vals, strict=True)
+                      if v is not None]
+
+    def margin(j: int, a: list[float]) -> float:
+        m = METRICS[FRONTIER3[j][0]]
+        return m.margin * abs(a[j]) if m.relative else m.margin
+
+    def dominates(b: list[float], a: list[float]) -> bool:
+        no_worse = all(b[j] >= a[j] - margin(j, a) for j in range(3))
+        return no_worse and any(b[j] > a[j] + margin(j, a) for j in range(3))
+
+    return [c for c, a in pts.items() if not any(dominates(b, a) for d, b in pts.items()
+                                                 if d != c)]
 
 
 def verdict(r: dict[str, Any]) -> str:

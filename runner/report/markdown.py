@@ -1,71 +1,107 @@
 """``RESULTS.md``: a deterministic Markdown report of a sweep, and its plots.
 
-Every number in it is computed from ``summary.parquet`` (recomputed first if
-missing or stale) and the shards; metric names, directions and descriptions
+It leads with the answer (what ran, the numbered findings, the seeds' reproduction
+table, one figure), then one compact table per setting. Every number in it is computed
+from ``summary.parquet`` and ``comparisons.parquet`` (recomputed first if missing or
+stale) and the shards; metric names, directions and descriptions
 come from the metric declarations. Nothing depends on the clock or the
 machine: the only versions it names are the ones the shards recorded, and
 timing metrics are left out, except in the Scaling section (a workload run at
 several horizons), whose per-job seconds slope comes from ``wall_s`` and says
 so. Plots are referenced relative to the Markdown file's folder. This module renders;
-what the sections state is computed in ``runner.report.findings``, the Scaling section
-is ``runner.report.scaling_section``.
+what the sections state is computed in ``runner.report.findings``, ``findings_text``,
+``claims`` and ``reproduction``; the Scaling section is ``runner.report.scaling_section``;
+the web page renders the same text (``markdown_page``, ``html``).
 """
 
 from __future__ import annotations
 
+import io
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from runner.analysis import scaling, stats
-from runner.metrics import METRICS, Metric
-from runner.report import scaling_section
+from runner.metrics import METRICS
+from runner.report import claims as claims_mod
+from runner.report import reproduction, scaling_section
 from runner.report.blocks import count, directed, images, seed_ranges, setting_title, span, table
+from runner.report.claims import Result
+from runner.report.evidence import Evidence
 from runner.report.findings import (
     BUDGET_METRICS,
-    Regret,
     ReportIndex,
+    degenerate,
     equal_memory,
-    frontier_points,
-    least_regret,
-    pareto,
-    undefined,
-    verdict,
+    frontier3,
 )
+from runner.report.findings_text import findings_section, verdict_marks
 from runner.report.plots import Plots, write_plots
-from runner.results.aggregate import Cell, Setting, compared_metrics, read_summary
+from runner.results.aggregate import (
+    Setting,
+    aggregate,
+    compared_metrics,
+    read_summary,
+    summary_baseline,
+)
 from runner.results.atomic import write_text
+from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
 from runner.results.load import load_shards
-from runner.results.tables import HEADLINE, format_cell, horizon_unit, variant_label
+from runner.results.tables import format_cell, variant_label
 
 SHARD_COLUMNS = tuple(dict.fromkeys((
     "job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed", "t",
     "final_size", "final_tokens", "fbench_version", "git_commit", "versions", *scaling.COLUMNS)))
 
 
-def write_report(out: Path, output: Path | None = None, include: Sequence[Path] = ()) -> Path:
-    """Write the plots into ``OUT/plots`` and the report (default ``OUT/RESULTS.md``);
-    each folder of ``include`` (another sweep, e.g. the incumbents') follows as a
-    section of its own, with its plots in its own ``plots`` folder."""
+def write_report(out: Path, output: Path | None = None, include: Sequence[Path] = (),
+                 html: Path | None = None) -> Path:
+    """Write the plots into ``OUT/plots``, every comparison into ``OUT/comparisons.csv``
+    (every metric of every cell is ``OUT/summary.parquet``), and the report (default
+    ``OUT/RESULTS.md``); each folder of ``include`` (another sweep, e.g. the incumbents')
+    follows as a section of its own. The seeds' claims are tested on the first folder
+    that ran their cells. ``html``: the same report as one self-contained web page too."""
     out = Path(out)
     output = Path(output) if output is not None else out / "RESULTS.md"
-    text = _render_folder(out, output.parent)
-    for other in include:
-        text += "\n" + included(Path(other), _render_folder(Path(other), output.parent))
+    folders = [out, *map(Path, include)]
+    tables = {f: _tables(f) for f in folders}
+    evidence = [Evidence(f) for f in folders]
+    results = claims_mod.evaluate(evidence)
+    repro = reproduction.rows(evidence, results)
+    text = ""
+    for f in folders:
+        summary, comparisons = tables[f]
+        shards = load_shards(f, columns=SHARD_COLUMNS)
+        plots = write_plots(f / "plots", summary, shards)
+        body = render(summary, shards, plots, output.parent, comparisons,
+                      results if f == out else (), repro if f == out else ())
+        text += body if f == out else "\n" + included(f, body)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_text(output, text)
+    if html is not None:
+        from runner.report.html import write_html
+        from runner.report.markdown_page import page_of
+
+        write_html(page_of(text, output.parent), html)
     return output
 
 
-def _render_folder(out: Path, folder: Path) -> str:
+def _tables(out: Path) -> tuple[pa.Table, pa.Table]:
+    """The folder's summary and comparisons (recomputed when stale or missing); the
+    comparisons also as ``comparisons.csv`` (every one, with p, Holm and BH values)."""
     summary = read_summary(out)
-    shards = load_shards(out, columns=SHARD_COLUMNS)
-    plots = write_plots(out / "plots", summary, shards)
-    return render(summary, shards, plots, folder)
+    if not (out / COMPARISONS).is_file():
+        summary = aggregate(out, summary_baseline(summary), require_baseline=False)
+    comparisons = pq.read_table(out / COMPARISONS)
+    buf = io.BytesIO()
+    pacsv.write_csv(comparisons.replace_schema_metadata(None), buf)
+    write_text(out / "comparisons.csv", buf.getvalue().decode())
+    return summary, comparisons
 
 
 def included(out: Path, text: str) -> str:
@@ -79,73 +115,86 @@ def included(out: Path, text: str) -> str:
     return "\n".join(head + body).rstrip("\n") + "\n"
 
 
-def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path) -> str:
-    """The Markdown text; plot paths are written relative to ``folder``."""
+def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
+           comparisons: pa.Table | None = None,
+           claims: Sequence[Result] = (),
+           reproduction: Sequence[Sequence[str]] = ()) -> str:
+    """The Markdown text; plot paths are written relative to ``folder``. It leads with the
+    answer: what ran, the numbered findings (the seeds' claims first), the reproduction
+    table and one figure; then a compact table per setting."""
     idx = ReportIndex(summary, shards)
+    cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(shards, idx.baseline)
     lines = ["# fbench results", "",
-             "Generated by `fbench report` from a sweep's shards and `summary.parquet`; "
-             "do not edit by hand.", ""]
-    lines += _grid(idx, shards) + _method(idx, bool(studies)) + _versions(shards) + _legend()
+             "Generated by `fbench report` from a sweep's shards; do not edit by hand. "
+             "In each sweep's folder: every comparison with its p, Holm and BH values in "
+             "`comparisons.csv`; every metric of every cell in `summary.parquet`.", ""]
+    lines += _ran(idx, shards)
+    lines += findings_section(idx, cmp, claims)
+    if reproduction:
+        lines += ["## Reproduction of the seeds", "",
+                  *table(["seed", "quantity", "published", "fbench mean ± h", "definition",
+                          "claim"], reproduction, "llrrll"), ""]
+    lines += images([p for p in plots.plots if p.kind == "frontier"][:1], folder)
     for setting in idx.settings():
-        lines += _setting(idx, setting, plots, folder)
+        lines += _setting(idx, cmp, setting, plots, folder)
     lines += scaling_section.section(idx, studies, plots, folder)
-    lines += _findings(idx)
+    lines += _method(idx, bool(studies)) + _versions(shards) + _legend()
     if plots.notes:
         lines += ["## Plots not made", ""] + [f"- {n}" for n in plots.notes] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _grid(idx: ReportIndex, shards: pa.Table) -> list[str]:
+def _ran(idx: ReportIndex, shards: pa.Table) -> list[str]:
     n_jobs = len(set(shards.column("job_id").to_pylist()))
-    rows = []
-    for s in idx.settings():
-        cells = idx.in_setting(s)
-        seeds = set().union(*(idx.seeds.get(c, set()) for c in cells))
-        unit = horizon_unit(s[0])
-        rows.append([s[0], f"{s[1]}{' ' + unit if unit else ''}", str(s[2]),
-                     ", ".join(variant_label(c[3], c[4]) for c in cells),
-                     f"{seed_ranges(seeds)} ({len(seeds)})",
-                     str(sum(idx.n_jobs(c) for c in cells))])
-    return ["## Grid", "",
-            f"{count(n_jobs, 'job')} in {count(len(idx.cells), 'cell')} (workload × horizon × "
-            f"k × policy × parameters), {count(len(idx.settings()), 'setting')} "
-            "(workload × horizon × k).", "",
-            *table(["workload", "horizon", "k", "policies", "seeds (count)", "jobs"], rows,
-                   "lrrllr"), ""]
+    ns = [idx.n_jobs(c) for c in idx.cells]
+    workloads = sorted({s[0] for s in idx.settings()})
+    policies = sorted({c[3] for c in idx.cells})
+    versions = sorted({v for v in shards.column("fbench_version").to_pylist() if v})
+    commits = sorted({c[:12] for c in shards.column("git_commit").to_pylist() if c})
+    small = min(ns) < stats.SMALL_N
+    return ["## What ran", "",
+            f"{count(n_jobs, 'job')}: {count(len(idx.cells), 'cell')} in "
+            f"{count(len(idx.settings()), 'setting')} ({', '.join(workloads)}), "
+            f"{len(policies)} memories, n = {span(ns)} seeds per cell; fbench "
+            f"{', '.join(versions) or '?'} at {', '.join(commits) or '?'}. Baseline: "
+            f"`{idx.baseline}`."
+            + (f" **Below {stats.SMALL_N} seeds the intervals are wide and the tests weak**"
+               " (at 5 seeds no sign-flip p can go below 0.0625)." if small else ""), ""]
 
 
 def _method(idx: ReportIndex, scaled: bool = False) -> list[str]:
     ns = [idx.n_jobs(c) for c in idx.cells]
     n_min = min(ns)
-    factor = stats.MDD_FACTOR / math.sqrt(n_min) if n_min >= 2 else math.nan
-    at_n = (f"at n = {n_min} that is {factor:.3f} sd(Δ)" if n_min >= 2
-            else "undefined below two seeds")
+    at_n = (f"at n = {n_min} the MDD is {stats.mdd_factor(n_min) / n_min ** 0.5:.3f} sd(Δ)"
+            if n_min >= 2 else "no MDD below two seeds")
     timing = ", ".join(m.name for m in METRICS.values() if m.timing) or "none"
     return [
         "## Method", "",
         "- **Unit of replication: the seed.** A cell is one (workload, horizon, k, policy, "
-        "parameters); its statistics are over its seeds, from each job's final checkpoint.",
-        f"- **n = {span(ns)} seeds per cell.** A metric that is nan for a seed (e.g. a query "
-        "category with no queries) leaves that seed out of that metric's n; such cells show "
-        "`(n=…)`.",
-        f"- **CI: {stats.CI_METHOD}.** A cell reads `mean ± h`, h being half the interval's "
-        "width; the interval itself (it may be asymmetric) is `ci_low`, `ci_high` in "
-        "`summary.parquet`, which also holds std (ddof = 1) and the IQM (mean of the middle "
-        "50%: floor(n/4) values trimmed at each end). `—`: no interval below two seeds.",
-        f"- **Paired comparisons** with `{idx.baseline}` at its default parameters (and the "
-        "same workload and store parameters), paired by seed: Δ = policy − baseline per seed, "
-        "its mean and the same bootstrap interval. *better / tie / worse* count seeds in the "
-        "metric's direction; *share better* = (better + ties/2) / pairs. *Verdict*: better or "
-        "worse when the interval of Δ excludes 0.",
-        f"- **Minimal detectable difference**: MDD = (z₀.₉₇₅ + z₀.₈) · sd(Δ) / √n = "
-        f"{stats.MDD_FACTOR:.3f} · sd(Δ) / √n (two-sided α = {stats.ALPHA}, power "
-        f"{stats.POWER}, normal approximation); {at_n}. A smaller true difference is missed "
-        "more often than one time in five.",
-        f"- **Timing metrics** ({timing}) are not deterministic and are left out of this "
-        "report and of the comparisons"
-        + (", except the per-job seconds (`wall_s`) of the Scaling section." if scaled else "."),
-        "",
+        "parameters); its statistics are over its seeds' final checkpoints.",
+        f"- **Intervals: {stats.CI_METHOD}**, shown as mean ± half-width. Its coverage at 5 to "
+        "50 seeds is checked by simulation (normal, skewed, bounded data: "
+        "`tests/test_interval_coverage.py`).",
+        f"- **Pairing.** Each cell is paired by seed with `{idx.baseline}` at its defaults, at "
+        "the same workload, horizon, k, non-policy parameters and **the same embedder** (the "
+        "one the shards recorded); a cell with no such baseline is not paired.",
+        f"- **Tests: {stats.TEST_METHOD}.** The primary family (each policy at its defaults "
+        "against the baseline, and the sweep's declared `compare` pairs, on the primary "
+        f"metrics {', '.join(PRIMARY_METRICS)} unless the config names others) is "
+        "Holm-corrected within each setting; everything else is exploratory, with "
+        "Benjamini–Hochberg q-values over the sweep (comparisons.csv).",
+        "- **Verdicts.** equivalent: the interval of Δ inside ± the metric's margin (0.01 for "
+        "rates, 5% of the baseline for sizes); better / worse: adjusted p < 0.05 and the "
+        "interval excludes 0; otherwise inconclusive. Identical (bit-identical on every seed) "
+        "and bounded comparisons (the baseline at the metric's best value on every seed) are "
+        "shown, never counted as tests.",
+        f"- **Minimal detectable difference** (two-sided α {stats.ALPHA}, power {stats.POWER}, "
+        f"the t-test's, from the noncentral t): {at_n}.",
+        "- **Cells** bit-identical on every seed are one row naming all of them; a "
+        "degenerate cell (retrieves or holds nothing) is flagged and kept off the frontier.",
+        f"- **Timing metrics** ({timing}) are not deterministic: left out"
+        + (", except the Scaling section's per-job seconds." if scaled else "."), "",
     ]
 
 
@@ -167,37 +216,43 @@ def _versions(shards: pa.Table) -> list[str]:
 
 
 def _legend() -> list[str]:
+    """The primary metrics (every other one: ``fbench list metrics``)."""
     want = {"lower": "↓ lower", "higher": "↑ higher", "none": "(descriptive)"}
-    rows = [[m.name, want[m.direction], m.description] for m in compared_metrics()]
-    return ["## Metrics", "", *table(["metric", "better", "description"], rows, "lll"), ""]
+    rows = [[m.name, want[m.direction],
+             f"{m.margin:.0%} of the baseline" if m.relative else f"{m.margin:g}",
+             m.description] for m in compared_metrics() if m.name in PRIMARY_METRICS]
+    return ["## Primary metrics", "", "Every other metric: `fbench list metrics`.", "",
+            *table(["metric", "better", "margin", "description"], rows, "llll"), ""]
 
 
-def _setting(idx: ReportIndex, setting: Setting, plots: Plots, folder: Path) -> list[str]:
-    cells = idx.in_setting(setting)
+def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plots: Plots,
+             folder: Path) -> list[str]:
+    """The primary metrics of each cell (bit-identical cells collapsed, degenerate ones
+    flagged, the 3-axis frontier marked), each value followed by its primary verdict."""
+    cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
     seeds = set().union(*(idx.seeds.get(c, set()) for c in cells))
-    lines = [f"## {setting_title(setting)}", "",
-             f"Seeds {seed_ranges(seeds)}; n = {span(idx.n_jobs(c) for c in cells)} per cell.",
-             ""]
-    headline = [METRICS[n] for n in HEADLINE if n in METRICS]
+    metrics = [METRICS[n] for n in PRIMARY_METRICS if n in METRICS]
+    on = set(frontier3(idx, cells))
+    marks = verdict_marks(cmp, setting)
     rows = []
     for c in cells:
         r = idx.rows[c]
-        rows.append([variant_label(c[3], c[4]), str(idx.n_jobs(c))]
-                    + [_cell(r.get(m.name), idx.digits) for m in headline])
-    lines += ["### Main metrics", "", "mean ± half-width of the 95% CI.", ""]
-    lines += [*table(["policy", "n", *(directed(m) for m in headline)], rows,
-                     "lr" + "r" * len(headline)), ""]
-    lines += _comparisons(idx, cells, [m for m in headline if m.direction != "none"])
+        twins = idx.twins_of(c)
+        label = variant_label(c[3], c[4]) + (f" (= {', '.join(twins)})" if twins else "")
+        flag = "degenerate" if degenerate(idx, c) else "★" if c in on else ""
+        rows.append([label, str(idx.n_jobs(c)), flag]
+                    + [_cell(r.get(m.name), idx.digits) + marks.get((c, m.name), "")
+                       for m in metrics])
+    lines = [f"## {setting_title(setting)}", "",
+             f"Seeds {seed_ranges(seeds)}; mean ± half-width of the 95% t interval, then the "
+             f"primary comparison with `{idx.baseline}` (Holm within this setting): ▲ better, "
+             "▼ worse, ≈ equivalent, ? inconclusive, = identical, ⊥ bounded. ★: on the "
+             "frontier of contradiction, current recall and size.", "",
+             *table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
+                    "lrl" + "r" * len(metrics)), ""]
     lines += _equal_memory(idx, setting)
-    lines += ["### All metrics", ""]
-    rows = [[directed(m)] + [_cell(idx.rows[c].get(m.name), idx.digits) for c in cells]
-            for m in compared_metrics()]
-    lines += [*table(["metric", *(variant_label(c[3], c[4]) for c in cells)], rows,
-                     "l" + "r" * len(cells)), ""]
     shown = [p for p in plots.plots if (p.workload, p.horizon, p.k) == setting]
-    if shown:
-        lines += ["### Plots", "", *images(shown, folder)]
-    return lines
+    return lines + images(shown, folder)
 
 
 def _cell(r: dict[str, Any] | None, digits: dict[str, int]) -> str:
@@ -205,38 +260,6 @@ def _cell(r: dict[str, Any] | None, digits: dict[str, int]) -> str:
         return ""
     return format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
                        digits.get(r["metric"]))
-
-
-def _comparisons(idx: ReportIndex, cells: list[Cell], metrics: list[Metric]) -> list[str]:
-    rows = []
-    tally = {"better": 0, "worse": 0, "no detectable difference": 0, "—": 0}
-    for c in cells:
-        for m in metrics:
-            r = idx.rows[c].get(m.name)
-            if r is None or r["baseline"] is None:
-                continue
-            d = idx.digits.get(m.name, 3)
-            v = verdict(r)
-            tally[v] += 1
-            ci = ("—" if undefined(r["delta_ci_low"]) else
-                  f"[{r['delta_ci_low']:+.{d}f}, {r['delta_ci_high']:+.{d}f}]")
-            rows.append([
-                variant_label(c[3], c[4]), directed(m),
-                "—" if undefined(r["delta_mean"]) else f"{r['delta_mean']:+.{d}f}", ci,
-                f"{r['n_better']} / {r['n_ties']} / {r['n_worse']}",
-                "—" if undefined(r["share_better"]) else f"{r['share_better']:.2f}",
-                "—" if undefined(r["mdd"]) else f"{r['mdd']:.{d}f}", v,
-            ])
-    title = f"### Paired comparisons with {idx.baseline}"
-    if not rows:
-        return [title, "", f"No cell here has a `{idx.baseline}` cell to pair with.", ""]
-    total = len(rows)
-    return [title, "",
-            f"{total} comparisons on the main metrics: {tally['better']} detectably better, "
-            f"{tally['worse']} detectably worse, {tally['no detectable difference']} with no "
-            f"detectable difference, {tally['—']} without an interval.", "",
-            *table(["policy", "metric", "Δ mean", "95% CI of Δ", "better / tie / worse",
-                    "share better", "MDD", "verdict"], rows, "llrrrrrl"), ""]
 
 
 def _equal_memory(idx: ReportIndex, setting: Setting) -> list[str]:
@@ -261,40 +284,3 @@ def _equal_memory(idx: ReportIndex, setting: Setting) -> list[str]:
             "policy's at the same size.", "",
             *table(["policy", "final size", "capacity policy",
                     *(directed(m) for m in metrics)], rows, "lrl" + "r" * len(metrics)), ""]
-
-
-def _findings(idx: ReportIndex) -> list[str]:
-    """Per setting: the cells on the contradiction–recall frontier (by their means); with a
-    baseline run at several budgets (the oracle), the least recall regret at each."""
-    lines: list[str] = []
-    for setting in idx.settings():
-        cells = idx.in_setting(setting)
-        points = frontier_points(idx, cells)
-        if not points:
-            continue
-        on = pareto(points)
-        d = idx.digits.get("recall_at_k", 3)
-        lines += [f"- **{setting_title(setting)}**: on the frontier of contradiction rate "
-                  f"(lower) and recall (higher), {len(on)} of {len(points)} cells: "
-                  + "; ".join(f"{variant_label(c[3], c[4])} ({points[c][0]:.{d}f}, "
-                              f"{points[c][1]:.{d}f})" for c in on) + "."]
-        lines += _least_regret(least_regret(idx, cells), d)
-    if not lines:
-        return []
-    return ["## Findings", "",
-            "Computed from the cell means: a cell is on the frontier when no other cell of "
-            "its setting has a contradiction rate as low and a recall as high, one of them "
-            "strictly better (pairs: contradiction rate, recall).", "", *lines, ""]
-
-
-def _least_regret(regrets: list[Regret], d: int) -> list[str]:
-    """One line per budget and recall: the cell of least regret against the oracle."""
-    out = []
-    for g in regrets:
-        r = g.row
-        where = variant_label("", g.budget).strip() or "no budget"
-        out.append(f"  - at {where}: least {g.label} regret "
-                   f"{variant_label(g.cell[3], g.cell[4])}, Δ {r['delta_mean']:+.{d}f} "
-                   f"[{r['delta_ci_low']:+.{d}f}, {r['delta_ci_high']:+.{d}f}] against "
-                   f"the oracle")
-    return out

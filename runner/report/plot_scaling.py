@@ -1,23 +1,28 @@
 """The scaling figure (``scaling-*``): a workload run at several horizons, three log–log
 panels (final size, final tokens, per-job seconds ``wall_s``) against the horizon, one
-line per policy variant that ran at two or more of them."""
+line per policy variant that ran at two or more of them; more variants than a panel
+holds get one row of panels per group (``plot_style.split_panels``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from runner.analysis import scaling
+from runner.report.plot_setting import panel_styles
 from runner.report.plot_style import (
     HOLLOW,
     MARKERS,
     Point,
     directed_label,
-    line_style,
-    new_figure,
+    legend_right,
+    new_rows,
+    rest_params,
     save_png,
+    split_panels,
 )
 from runner.results.tables import horizon_unit, variant_label
 
@@ -29,39 +34,53 @@ SCALING_PANELS = (
 )
 
 
-def scaling_figure(study: scaling.Study, path: Path) -> list[str]:
+def scaling_fig(study: scaling.Study, baseline: str = "keep_all") -> tuple[Figure, list[str]]:
     """Final size, tokens and per-job seconds vs horizon on log–log axes, one line per
-    policy variant (mean over seeds, 95% bootstrap CI); the notes name points a log axis
-    cannot show (a mean <= 0)."""
-    fig, axes = new_figure(15, 4.5, 3)
+    policy variant (mean over seeds, 95% bootstrap CI), a row of panels per group of
+    variants; the notes name points a log axis cannot show (a mean <= 0)."""
     unit = horizon_unit(study.workload)
     notes = []
-    for ax, (metric, ylabel, title) in zip(axes, SCALING_PANELS, strict=True):
-        for i, series in enumerate(study.series):
-            pts = [(h, Point(p.mean, p.ci_low, p.ci_high))
-                   for h, p in zip(series.horizons, series.points[metric], strict=True)]
-            gone = [h for h, p in pts if not p.mean > 0]
+    for metric, _, _ in SCALING_PANELS:
+        for series in study.series:
+            gone = [h for h, p in zip(series.horizons, series.points[metric], strict=True)
+                    if not p.mean > 0]
             if gone:
                 notes.append(f"scaling plot for {study.workload} (k={study.k}): "
                              f"{variant_label(series.policy, series.params)}'s mean {metric} is "
                              f"not positive at horizon {', '.join(map(str, gone))}, not drawn on "
                              "the log axis")
-            shown = [(h, p) for h, p in pts if p.mean > 0]
-            ax.errorbar([h for h, _ in shown], [p.mean for _, p in shown],
-                        yerr=np.hstack([p.err() for _, p in shown]) if shown else None,
-                        marker=MARKERS[i % len(MARKERS)], capsize=3,
-                        label=variant_label(series.policy, series.params), **line_style(i),
-                        **HOLLOW)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks(list(study.horizons), [str(h) for h in study.horizons])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel(f"horizon{' (' + unit + ')' if unit else ''}")
-        ax.set_ylabel(f"{ylabel} (mean, 95% CI)")
-        ax.set_title(title)
+    curves = [(s.policy, rest_params(s.params)) for s in study.series]
+    panels = split_panels(curves, baseline)
+    n = len(panels)
+    fig, grid = new_rows(17, 4.5 if n == 1 else 0.5 + 3.8 * n, [p.title for p in panels], 3)
+    for row, panel in zip(grid, panels, strict=True):
+        for ax, (metric, ylabel, title) in zip(row, SCALING_PANELS, strict=True):
+            for i, style, j in panel_styles(panel, [p for p, _ in curves]):
+                series = study.series[i]
+                shown = [(h, Point(p.mean, p.ci_low, p.ci_high))
+                         for h, p in zip(series.horizons, series.points[metric], strict=True)
+                         if p.mean > 0]
+                marker = MARKERS[j % len(MARKERS)]
+                ax.errorbar([h for h, _ in shown], [p.mean for _, p in shown],
+                            yerr=np.hstack([p.err() for _, p in shown]) if shown else None,
+                            marker=marker, capsize=3,
+                            label=variant_label(series.policy, series.params), **style,
+                            **HOLLOW)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xticks(list(study.horizons), [str(h) for h in study.horizons])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel(f"horizon{' (' + unit + ')' if unit else ''}")
+            ax.set_ylabel(f"{ylabel} (mean, 95% CI)")
+            ax.set_title(title)
+        legend_right(row[2], *row[0].get_legend_handles_labels())
     fig.suptitle(f"Scaling with the horizon — {study.workload}, k={study.k} "
-                 "(slopes in the report)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside right upper")
+                 "(slopes in the report)", fontsize="x-large" if n > 1 else None)
+    return fig, notes
+
+
+def scaling_figure(study: scaling.Study, path: Path, baseline: str = "keep_all") -> list[str]:
+    """Save the scaling figure; its notes (points a log axis cannot show)."""
+    fig, notes = scaling_fig(study, baseline)
     save_png(fig, path)
     return notes

@@ -19,6 +19,13 @@ are removed.
   fitted slopes (``runner.analysis.scaling``) are in the report. ``wall_s`` is a timing column:
   the same shards still give the same figure.
 
+One file per figure and setting, whatever its number of panels: a panel draws at most
+``plot_style.MAX_CURVES`` curves, so a setting with more variants gets one panel (a row
+of panels, for ``bloat-*`` and ``scaling-*``) per group of them — by their non-policy
+parameters (a budget, an embedder), then by policy family — with the oracle (black,
+dashed) in every panel where it ran and the baseline (grey) as a reference in each; each
+panel's legend is outside it, inside the figure (``plot_style.split_panels``).
+
 This module decides which figures a summary gets, names their files and notes the ones
 skipped; ``runner.report.plot_setting`` draws a setting's figures,
 ``runner.report.plot_scaling`` the scaling one, with ``runner.report.plot_style``'s
@@ -31,9 +38,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import matplotlib
 import pyarrow as pa
-from matplotlib import style as mpl_style
 
 from runner.analysis import scaling
 from runner.report.plot_scaling import scaling_figure
@@ -44,7 +49,7 @@ from runner.report.plot_setting import (
     frontier_figure,
     params_full,
 )
-from runner.report.plot_style import DPI, setting_title
+from runner.report.plot_style import report_style, setting_title
 
 
 @dataclass(frozen=True)
@@ -76,16 +81,13 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
     summ = PlotSummary(summary)
     full = params_full(shards)
     result = Plots()
-    with mpl_style.context("default"), matplotlib.rc_context(
-        {"font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8,
-         "figure.dpi": DPI, "savefig.dpi": DPI}
-    ):
+    with report_style():
         for setting in summ.settings():
             w, h, k = setting
             stem = f"{_slug(w)}-h{h}-k{k}"
             title = setting_title(setting)
             bloat = plots_dir / f"bloat-{stem}.png"
-            bloat_figure(setting, summ.variants(setting), shards, bloat)
+            bloat_figure(setting, summ.variants(setting), shards, bloat, summ.baseline)
             result.plots.append(Plot("bloat", f"Memory growth — {title}", bloat, w, k, h))
             for kind, (xm, ym, what) in FRONTIERS.items():
                 path = plots_dir / f"{kind}-{stem}.png"
@@ -104,7 +106,7 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
                                     "two horizons")
                 continue
             path = plots_dir / f"scaling-{_slug(w)}-k{k}.png"
-            result.notes += scaling_figure(study, path)
+            result.notes += scaling_figure(study, path, summ.baseline)
             result.plots.append(Plot("scaling", f"Final size, tokens and seconds vs horizon "
                                      f"(log–log) — {w}, k={k}", path, w, k, None))
     written = {p.path.resolve() for p in result.plots}

@@ -2,13 +2,17 @@
 
 A *cell* is (workload, horizon, k, policy, params); its seeds are the replicates
 and only each job's final row counts. For every non-timing metric a row holds n,
-mean, std, IQM and the bootstrap interval (``runner.analysis.stats``), and the paired
-comparison with the *baseline cell*: the baseline policy at the same workload,
-horizon and k, with the same non-policy parameters (``workload.*``, ``store.*``)
-and default policy parameters, paired by seed. With no such overrides that is
-the baseline policy with params ``{}``. Also: reading the summary back (recomputed
-when stale) and indexing it by cell. Reading the shards is ``runner.results.load``;
-presenting numbers, ``runner.results.tables``.
+mean, std, IQM and the t interval (``runner.analysis.stats``), the embedder the cell
+ran with, and the paired comparison with the *baseline cell* (``Baselines``): the
+baseline policy at its defaults, at the same workload, horizon and k, with the same
+non-policy parameters (``workload.*``, ``store.*``) and the same embedder, paired by
+seed: Δ, its t interval, the sign-flip p, the MDD, and two flags (bit-identical on every
+seed; the baseline at the metric's bound, so "better" is impossible). A cell with no
+baseline at its embedder is not paired across: its ``baseline_note`` says so (the rule
+is ``runner.results.pairing``); every comparison, its family and verdict go to
+``OUT/comparisons.parquet`` (``runner.results.comparisons``). Also: reading the summary
+back (recomputed when stale) and indexing it by cell. Reading the shards is
+``runner.results.load``; presenting numbers, ``runner.results.tables``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,14 @@ from runner.metrics import METRICS, Metric
 from runner.results.atomic import write_parquet
 from runner.results.layout import Layout, Stamp
 from runner.results.load import load_shards
+from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported)
+    Baselines,
+    aligned,
+    baseline_params,
+    bounded,
+    cell_embedders,
+    twins,
+)
 
 SUMMARY = "summary.parquet"
 CELL = ("workload", "horizon", "k", "policy", "params")
@@ -51,7 +63,10 @@ SUMMARY_SCHEMA = pa.schema([
     ("iqm", pa.float64()),
     ("ci_low", pa.float64()),
     ("ci_high", pa.float64()),
+    ("embedder", pa.string()),    # the embedder the cell's memory ranked with
+    ("same_as", pa.string()),     # the first cell of its setting it is bit-identical to
     # The paired comparison; all null when the cell is the baseline or has none.
+    ("baseline_note", pa.string()),  # why a cell has no baseline (no pairing across embedders)
     ("baseline", pa.string()),
     ("baseline_params", pa.string()),
     ("n_pairs", pa.int64()),
@@ -63,6 +78,9 @@ SUMMARY_SCHEMA = pa.schema([
     ("n_worse", pa.int64()),
     ("share_better", pa.float64()),
     ("mdd", pa.float64()),
+    ("p_value", pa.float64()),    # sign-flip permutation p of the paired Δ (unadjusted)
+    ("identical", pa.bool_()),    # bit-identical to the baseline on every seed
+    ("bounded", pa.bool_()),      # the baseline sits at the metric's best bound on every seed
 ])
 PAIRED_COLUMNS = SUMMARY_SCHEMA.names[SUMMARY_SCHEMA.get_field_index("baseline"):]
 
@@ -103,12 +121,6 @@ def cell_sort_key(cell: Cell, baseline: str = "") -> tuple[Any, ...]:
     return (w, h, k, policy != baseline, policy, params_sort_key(params))
 
 
-def baseline_params(params: str) -> str:
-    """The baseline's params for a cell: its non-policy overrides only."""
-    kept = {k: v for k, v in json.loads(params).items() if not k.startswith("policy.")}
-    return json.dumps(kept, sort_keys=True)
-
-
 def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
     """Row indices of each cell, sorted by seed; a job with two final rows is an error."""
     ids = final.column("job_id").to_pylist()
@@ -125,6 +137,11 @@ def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
         key: np.array(sorted(rows, key=lambda i: seeds[i]), dtype=np.int64)
         for key, rows in sorted(groups.items(), key=lambda kv: cell_sort_key(kv[0]))
     }
+
+
+def values_of(final: pa.Table) -> np.ndarray:
+    """Every deterministic metric of the final rows (rows x metrics, nan = no value)."""
+    return np.column_stack([_metric_values(final, m.name)[0] for m in compared_metrics()])
 
 
 def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -152,28 +169,27 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
         raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
                           f"{', '.join(policies)} (choose one with --baseline)")
     cells = _cells(final)
+    embedders = cell_embedders(final, cells)
+    bases = Baselines(baseline, embedders)
     seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
     rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
     metrics = compared_metrics()
     directions = [m.direction for m in metrics]
-    columns = [_metric_values(final, m.name) for m in metrics]
-    values = np.column_stack([v for v, _ in columns])  # rows x metrics, nan = no value
-    missing = np.column_stack([miss for _, miss in columns])
+    values = values_of(final)
+    same = twins(cells, seeds, values)
+    missing = np.column_stack([_metric_values(final, m.name)[1] for m in metrics])
     for cell, idx in cells.items():
         w, h, k, policy, params = cell
-        ident = json.dumps([w, h, k, policy, params])
-        summaries = stats.summarize_columns(values[idx], ident)
+        summaries = stats.summarize_columns(values[idx])
         n_missing = missing[idx].sum(axis=0)
-        bparams = baseline_params(params)
-        base_cell: Cell = (w, h, k, baseline, bparams)
+        base_cell, note = bases.of(cell)
         deltas: list[stats.Paired | None] = [None] * len(metrics)
-        if base_cell != cell and base_cell in cells:
-            bidx = cells[base_cell]
-            common = np.intersect1d(seeds[idx], seeds[bidx])
-            pidx = idx[np.isin(seeds[idx], common)]  # both sorted by seed: aligned
-            qidx = bidx[np.isin(seeds[bidx], common)]
-            key = json.dumps([w, h, k, policy, params, "vs", baseline, bparams])
+        limits = [False] * len(metrics)
+        if base_cell is not None:
+            pidx, qidx = aligned(seeds, idx, cells[base_cell])
+            key = json.dumps([*cell, "vs", *base_cell])
             deltas = list(stats.paired_columns(values[pidx], values[qidx], directions, key))
+            limits = [bounded(m, stats.as_array(values[qidx, j])) for j, m in enumerate(metrics)]
         for j, m in enumerate(metrics):
             s = summaries[j]
             row: dict[str, Any] = {
@@ -181,27 +197,35 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
                 "metric": m.name, "direction": m.direction, "n_jobs": len(idx), "n": s.n,
                 "n_missing": int(n_missing[j]), "mean": s.mean, "std": s.std,
                 "iqm": s.iqm, "ci_low": s.ci_low, "ci_high": s.ci_high,
+                "embedder": embedders[cell], "baseline_note": note, "same_as": same.get(cell),
             }
             row |= dict.fromkeys(PAIRED_COLUMNS)
             d = deltas[j]
-            if d is not None:
+            if d is not None and base_cell is not None:
                 row |= {
-                    "baseline": baseline, "baseline_params": bparams, "n_pairs": d.n,
+                    "baseline": baseline, "baseline_params": base_cell[4], "n_pairs": d.n,
                     "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
                     "n_better": d.better, "n_ties": d.ties, "n_worse": d.worse,
-                    "share_better": d.share_better, "mdd": d.mdd,
+                    "share_better": d.share_better, "mdd": d.mdd, "p_value": d.p,
+                    "identical": d.identical, "bounded": limits[j],
                 }
             for name, v in row.items():
                 rows[name].append(v)
     meta = {
         "fbench.baseline": baseline,
         "fbench.ci_method": stats.CI_METHOD,
-        "fbench.resamples": str(stats.RESAMPLES),
+        "fbench.test_method": stats.TEST_METHOD,
         "fbench.level": str(stats.LEVEL),
         "fbench.shards": fingerprint(stamps),
         "fbench.n_shards": str(len(stamps)),
     }
     table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
+    from runner.results import comparisons as cmp
+
+    pairs, primary = sweep_family(out)
+    found = cmp.adjust(cmp.baseline_rows(table, primary) + cmp.declared_rows(
+        final, cells, embedders, pairs, primary, values, metrics))
+    write_parquet(out / cmp.COMPARISONS, found.replace_schema_metadata(meta))
     write_parquet(out / SUMMARY, table)
     return table
 
@@ -258,6 +282,19 @@ def read_summary(out: Path) -> pa.Table:
     if path.is_file():
         return aggregate(out, summary_baseline(pq.read_table(path)))
     return aggregate(out, sweep_baseline(out), require_baseline=False)
+
+
+def sweep_family(out: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """The sweep config's declared comparisons and primary metrics (defaults: none, and
+    ``runner.results.comparisons.PRIMARY_METRICS``)."""
+    from runner.results.comparisons import PRIMARY_METRICS
+
+    try:
+        spec = json.loads((Path(out) / "sweep.json").read_text())["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        spec = {}
+    pairs = [(str(a), str(b)) for a, b in spec.get("compare", [])]
+    return pairs, [str(m) for m in spec.get("primary_metrics", PRIMARY_METRICS)]
 
 
 def sweep_baseline(out: Path) -> str:

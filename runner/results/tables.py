@@ -79,7 +79,7 @@ def main_table(summary: pa.Table) -> Table:
     for r in rows:
         by_cell.setdefault(tuple(r[c] for c in CELL), {})[r["metric"]] = r
     shown = [METRICS[name] for name in HEADLINE if name in METRICS]
-    table = Table(title=f"fbench summary: mean ± half-width of the {stats.LEVEL:.0%} bootstrap "
+    table = Table(title=f"fbench summary: mean ± half-width of the {stats.LEVEL:.0%} t "
                         f"CI over seeds")
     for col in ("workload", "horizon", "k", "policy", "seeds"):
         table.add_column(col, justify="right" if col in ("horizon", "k", "seeds") else "left")

@@ -9,6 +9,7 @@ any problem is a one-line ``FbenchError``.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import typing
 from collections.abc import Iterable, Mapping
@@ -83,10 +84,7 @@ def resolve(
             name = key
             owners = [n for n, t in tables.items() if name in t]
         if not owners or name not in tables[owners[0]]:
-            known = sorted(f"{n}.{k}" for n, t in tables.items() for k in t)
-            raise FbenchError(
-                f"unknown parameter {key!r}; known: {', '.join(known) or 'none'}"
-            )
+            raise FbenchError(unknown_key(key, name, tables))
         if len(owners) > 1:
             raise FbenchError(
                 f"parameter {key!r} is ambiguous; write one of "
@@ -101,6 +99,33 @@ def resolve(
             if out.get(f"{ns}.{name}", _MISSING) == default:
                 del out[f"{ns}.{name}"]
     return dict(sorted(out.items()))
+
+
+def close_keys(key: str, name: str, tables: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """The declared ``namespace.key`` names closest to a mistyped ``key`` (its bare
+    part ``name``): matched against both the namespaced and the bare names, best first,
+    so ``tua`` finds ``policy.tau``, and so does ``store.tau`` (a key in the wrong
+    namespace)."""
+    full: dict[str, list[str]] = {}  # a candidate as it may be typed -> the keys it means
+    for ns, table in tables.items():
+        for k in table:
+            full.setdefault(f"{ns}.{k}", []).append(f"{ns}.{k}")
+            full.setdefault(k, []).append(f"{ns}.{k}")
+    score: dict[str, float] = {}  # a declared key -> its best similarity to what was typed
+    for typed in dict.fromkeys((key, name)):
+        for match in difflib.get_close_matches(typed, list(full), n=3):
+            ratio = difflib.SequenceMatcher(None, typed, match).ratio()
+            for k in full[match]:
+                score[k] = max(score.get(k, 0.0), ratio)
+    return sorted(score, key=lambda k: (-score[k], k))[:3]
+
+
+def unknown_key(key: str, name: str, tables: Mapping[str, Mapping[str, object]]) -> str:
+    """The one-line message for an undeclared parameter: the closest keys, then all."""
+    known = sorted(f"{n}.{k}" for n, t in tables.items() for k in t)
+    close = close_keys(key, name, tables)
+    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    return f"unknown parameter {key!r}{hint}; known: {', '.join(known) or 'none'}"
 
 
 def build(cls: type, params: Mapping[str, Scalar], ns: str, owner: str) -> Any:

@@ -41,6 +41,11 @@ class SweepSpec:
     params: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     k: int = 5
     baseline: str = DEFAULT_BASELINE  # the policy the report pairs every cell with
+    # The declared primary family (runner.analysis.compare): pairs of variant labels
+    # ("ebbinghaus", "ebbinghaus tau=30"), each compared besides every policy against the
+    # baseline, on these metrics (empty: the default primary metrics).
+    compare: tuple[tuple[str, str], ...] = ()
+    primary_metrics: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -50,6 +55,10 @@ class SweepSpec:
         }
         if self.baseline != DEFAULT_BASELINE:  # sweeps without one keep their sweep.json
             out["baseline"] = self.baseline
+        if self.compare:
+            out["compare"] = [list(pair) for pair in self.compare]
+        if self.primary_metrics:
+            out["primary_metrics"] = list(self.primary_metrics)
         return out
 
 
@@ -81,7 +90,7 @@ def horizon_of(raw: str, workload: Workload) -> int:
     try:
         value = (round(float(text[:-1]) * workload.default_horizon) if text.endswith("x")
                  else int(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # "abc", or "infx"/"nanx"
         raise FbenchError(
             f"horizon {raw!r} is neither a number nor Nx; write e.g. --horizons 1000,4x"
         ) from None
@@ -132,6 +141,11 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
     if spec.baseline != DEFAULT_BASELINE and spec.baseline not in policies:
         raise FbenchError(f"baseline {spec.baseline!r} is not a policy of this sweep; "
                           f"choose one of {', '.join(policies)}")
+    for pair in spec.compare:
+        for label in pair:
+            if label.split(" ")[0] not in policies:
+                raise FbenchError(f"compare names {label!r}, whose policy is not in this "
+                                  f"sweep; choose among {', '.join(policies)}")
     _check_params_apply(spec, workloads, policies)
     jobs: dict[str, JobSpec] = {}
     for w in workloads:
@@ -184,6 +198,7 @@ def parse_param_axis(text: str) -> tuple[str, tuple[str, ...]]:
 CONFIG_KEYS = {
     "seeds", "seed_list", "policies", "workloads", "horizons", "params", "k",
     "out", "executor", "address", "max_in_flight", "overwrite", "baseline",
+    "compare", "primary_metrics",
 }
 
 
@@ -241,7 +256,33 @@ def spec_from_config(data: dict[str, Any]) -> dict[str, Any]:
         out["k"] = data["k"]
     if "baseline" in data:
         out["baseline"] = str(data["baseline"])
+    if "compare" in data:
+        out["compare"] = _compare_pairs(data["compare"])
+    if "primary_metrics" in data:
+        out["primary_metrics"] = _primary_metrics(data["primary_metrics"])
     return out
+
+
+def _compare_pairs(value: Any) -> tuple[tuple[str, str], ...]:
+    """``compare = [["ebbinghaus", "last_write_wins"], ...]``: pairs of variant labels."""
+    if not isinstance(value, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in value):
+        raise FbenchError('config key \'compare\' must be a list of pairs of policies, e.g. '
+                          'compare = [["ebbinghaus", "last_write_wins"]]')
+    return tuple((str(a).strip(), str(b).strip()) for a, b in value)
+
+
+def _primary_metrics(value: Any) -> tuple[str, ...]:
+    from runner.metrics import METRICS
+
+    names = tuple(str(x) for x in _as_list(value, "primary_metrics"))
+    for name in names:
+        metric = lookup(METRICS, name, "metric")
+        if metric.direction == "none" or metric.timing:
+            raise FbenchError(f"primary metric {name!r} has no better direction; choose a "
+                              "metric marked ↑ or ↓ in `fbench list metrics`")
+    return names
 
 
 def build_spec(config: dict[str, Any], overrides: dict[str, Any]) -> SweepSpec:

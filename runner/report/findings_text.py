@@ -1,0 +1,127 @@
+"""The report's numbered findings, as text: first the seeds' claims (``runner.report.claims``),
+then what fbench adds, each computed from the comparisons table: the primary family's
+verdicts per setting, the three-axis frontier, the least regret against the oracle at each
+budget, and each incumbent against the baseline at its own embedder. Also the marks the
+per-setting tables put after a value (its primary verdict)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from runner.report.blocks import setting_title
+from runner.report.claims import Result, claim_level
+from runner.report.findings import ReportIndex, frontier3
+from runner.results.aggregate import Cell, Setting
+from runner.results.tables import variant_label
+
+MARKS = {"better": " ▲", "worse": " ▼", "equivalent": " ≈", "inconclusive": " ?",
+         "identical": " =", "bounded: worse": " ⊥▼", "bounded: no worse": " ⊥"}
+
+
+def _cell(r: dict[str, Any]) -> Cell:
+    return (r["workload"], r["horizon"], r["k"], r["policy"], r["params"])
+
+
+def verdict_marks(cmp: list[dict[str, Any]], setting: Setting) -> dict[tuple[Cell, str], str]:
+    """(cell, metric) -> the mark of its comparison with the baseline, when primary or not
+    a test (identical, bounded)."""
+    out = {}
+    for r in cmp:
+        if (r["source"] == "baseline" and (r["workload"], r["horizon"], r["k"]) == setting
+                and r["family"] in ("primary", "not a test")):
+            out[(_cell(r), r["metric"])] = MARKS.get(r["verdict"], "")
+    return out
+
+
+def _claims(results: Sequence[Result]) -> list[str]:
+    out = []
+    for r in results:
+        o = r.outcome
+        out.append(f"**{r.claim.id} ({r.claim.source}) {o.verdict}.** {r.claim.statement}. "
+                   f"{o.effect}; n = {o.n}; test: {r.claim.how}.")
+    return out
+
+
+def _tally(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
+    rows = [r for r in cmp if (r["workload"], r["horizon"], r["k"]) == setting]
+    primary = Counter(r["verdict"] for r in rows if r["family"] == "primary")
+    if not primary:
+        return None
+    free = Counter(r["verdict"] for r in rows if r["family"] == "not a test")
+    explo = sum(r["family"] == "exploratory" for r in rows)
+    return (f"**{setting_title(setting)}**: {sum(primary.values())} primary tests (Holm): "
+            + ", ".join(f"{primary[v]} {v}" for v in ("better", "worse", "equivalent",
+                                                       "inconclusive") if primary[v])
+            + f"; not tests: {free['identical']} identical, "
+            f"{free['bounded: worse'] + free['bounded: no worse']} bounded by construction; "
+            f"{explo} exploratory (BH q in comparisons.csv).")
+
+
+def _frontier(idx: ReportIndex, setting: Setting) -> str:
+    cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
+    on = frontier3(idx, cells)
+    d = idx.digits
+
+    def point(c: Cell) -> str:
+        vals = [idx.mean(c, m) for m in ("contradiction_rate", "recall_current_at_k",
+                                         "final_size")]
+        return (f"{variant_label(c[3], c[4])} ({vals[0]:.{d.get('contradiction_rate', 3)}f}, "
+                f"{vals[1]:.{d.get('recall_current_at_k', 3)}f}, {vals[2]:.0f})")
+
+    return (f"**{setting_title(setting)}**: frontier of (contradiction ↓, current recall ↑, "
+            f"size ↓), {len(on)} of {len(cells)} cells: " + "; ".join(map(point, on)) + ".")
+
+
+def _regret(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
+    """Per budget: the policy of least current-recall regret against the oracle."""
+    rows = [r for r in cmp if (r["workload"], r["horizon"], r["k"]) == setting
+            and r["other"] == "oracle" and r["metric"] == "recall_current_at_k"
+            and r["family"] == "primary"]
+    if not rows:
+        return None
+    by_budget: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        best = by_budget.get(r["other_params"])
+        if best is None or r["delta"] > best["delta"]:
+            by_budget[r["other_params"]] = r
+    parts = []
+    for budget, r in sorted(by_budget.items(), key=lambda kv: len(kv[0])):
+        where = variant_label("", budget).strip() or "no budget"
+        parts.append(f"{where}: {r['policy']} Δ {r['delta']:+.3f} "
+                     f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] ({r['verdict']})")
+    return (f"**{setting_title(setting)}**, least current-recall regret against the oracle "
+            "at each budget: " + "; ".join(parts) + ".")
+
+
+def _incumbents(cmp: list[dict[str, Any]], families: dict[str, str]) -> list[str]:
+    out = []
+    for r in cmp:
+        if (families.get(r["policy"]) == "incumbent" and r["source"] == "baseline"
+                and r["metric"] == "recall_current_at_k" and r["family"] == "primary"):
+            out.append(f"**{r['policy']} {variant_label('', r['params']).strip()}** "
+                       f"({r['workload']}, embedder {r['embedder']}) vs {r['other']} at the same "
+                       f"embedder: current recall Δ {r['delta']:+.3f} [{r['ci_low']:+.3f}, "
+                       f"{r['ci_high']:+.3f}], n = {r['n']}, Holm p {r['p_holm']:.3g}: "
+                       f"{r['verdict']}.")
+    return out
+
+
+INCUMBENTS = ("lethe_agent", "mem0")
+
+
+def findings_section(idx: ReportIndex, cmp: list[dict[str, Any]],
+                     claims: Sequence[Result]) -> list[str]:
+    items = _claims(claims)
+    for setting in idx.settings():
+        items += [t for t in (_tally(cmp, setting), _regret(cmp, setting)) if t]
+        items.append(_frontier(idx, setting))
+    items += _incumbents(cmp, dict.fromkeys(INCUMBENTS, "incumbent"))
+    if not items:
+        return []
+    intro = ("The seeds' claims are tested with paired t intervals at "
+             f"{claim_level():.2%} each (Bonferroni over the claims); the rest is computed "
+             "from comparisons.csv." if claims else "Computed from comparisons.csv.")
+    return ["## Findings", "", intro, "",
+            *(f"{i}. {text}" for i, text in enumerate(items, 1)), ""]
