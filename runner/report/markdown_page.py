@@ -6,9 +6,14 @@ report's folder)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
+
 from runner.report.page import Image, Page, Section, Table
+from runner.results.tables import variant_label
 
 _IMAGE = re.compile(r"^!\[(?P<title>[^\]]*)\]\((?P<path>[^)]+)\)$")
 _ITEM = re.compile(r"^(?:\d+\.|-)\s+(?P<text>.*)$")
@@ -82,3 +87,32 @@ def page_of(markdown: str, folder: Path) -> Page:
         i += 1
     b.flush()
     return Page(page_title, tuple(b.intro), tuple(b.sections))
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "—" if x is None or x != x else format(x, fmt)
+
+
+def with_comparisons(page: Page, sweeps: Sequence[tuple[str, pa.Table]]) -> Page:
+    """The page with one more section: every primary comparison of every sweep, in one
+    table filterable by sweep, workload, policy, metric and verdict (the Markdown keeps
+    them per setting; the whole family, exploratory ones too, is comparisons.csv)."""
+    rows = []
+    for name, table in sweeps:
+        for r in table.to_pylist():
+            if r["family"] != "primary":
+                continue
+            rows.append((name, r["workload"], variant_label(r["policy"], r["params"]),
+                         variant_label(r["other"], r["other_params"]), r["embedder"],
+                         r["metric"], _num(r["delta"], "+.4g"),
+                         f"[{_num(r['ci_low'], '+.4g')}, {_num(r['ci_high'], '+.4g')}]",
+                         _num(r["p"], ".3g"), _num(r["p_holm"], ".3g"), str(r["n"]),
+                         r["verdict"]))
+    columns = ("sweep", "workload", "policy", "against", "embedder", "metric", "Δ",
+               "95% CI", "p", "Holm p", "n", "verdict")
+    section = Section("Primary comparisons", (
+        "Every primary comparison of every sweep (Holm within each setting). The "
+        "exploratory ones, with BH q-values, are in each sweep's comparisons.csv.",),
+        tables=(Table("Primary comparisons", columns, tuple(rows),
+                      ("sweep", "workload", "policy", "metric", "verdict")),))
+    return replace(page, sections=(*page.sections, section))

@@ -217,6 +217,7 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
         "fbench.test_method": stats.TEST_METHOD,
         "fbench.level": str(stats.LEVEL),
         "fbench.shards": fingerprint(stamps),
+        "fbench.family": json.dumps(sweep_family(out)),
         "fbench.n_shards": str(len(stamps)),
     }
     table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
@@ -266,6 +267,12 @@ def summary_is_current(out: Path) -> bool:
     stamps = Layout(out).stamps()
     meta = pq.read_schema(path).metadata or {}
     if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
+        return False
+    if meta.get(b"fbench.family", b"").decode() != json.dumps(sweep_family(out)):
+        return False  # the sweep's declared comparisons changed: the family did
+    from runner.results.comparisons import COMPARISONS
+
+    if not (out / COMPARISONS).is_file():
         return False
     made = path.stat().st_mtime_ns
     return all(s.mtime_ns <= made for s in stamps)

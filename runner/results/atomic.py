@@ -39,5 +39,9 @@ def write_text(path: Path, text: str) -> None:
     write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def write_bytes(path: Path, data: bytes) -> None:
+    write_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
 def write_json(path: Path, doc: Any) -> None:
     write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")

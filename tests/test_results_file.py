@@ -1,0 +1,50 @@
+"""The repository's RESULTS.md (``make results``) leads with the answer and stays readable."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from runner.report.claims import CLAIMS
+from runner.report.reproduction import PUBLISHED
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "RESULTS.md"
+
+
+def test_results_md_is_small_enough_to_read() -> None:
+    """Prevents the 829 KB, 4,511-line report a reviewer could not read: ≤ 150 KB."""
+    assert RESULTS.stat().st_size <= 150_000
+
+
+def test_first_screen_holds_findings_reproduction_and_a_figure() -> None:
+    """Prevents a buried answer: the first 80 lines hold what ran, the numbered findings
+    (every seed's claim with its verdict), the whole reproduction table and one figure."""
+    head = RESULTS.read_text().splitlines()[:80]
+    text = "\n".join(head)
+    assert "## What ran" in text and "## Findings" in text
+    for claim in CLAIMS:
+        assert re.search(rf"\*\*{re.escape(claim.id)} \([^)]*\) (held|not held|inconclusive|"
+                         r"not run)\.\*\*", text), claim.id
+    start = head.index("## Reproduction of the seeds") + 2
+    end = start
+    while end < len(head) and head[end].startswith("|"):
+        end += 1
+    assert end - start == 2 + len(PUBLISHED)  # header, rule, every published number
+    assert end < len(head)  # the table ends on the first screen
+    assert any(ln.startswith("![") for ln in head[end:])  # and the headline figure follows
+
+
+def test_full_tables_and_the_web_page_are_committed_beside_it() -> None:
+    """Prevents a trimmed report whose full tables are nowhere: every metric of every cell
+    (summary.parquet) and every comparison with its p and q (comparisons.csv) per sweep,
+    and RESULTS.html beside RESULTS.md."""
+    for sweep in ("results", "incumbents", "frontier"):
+        for name in ("summary.parquet", "comparisons.csv"):
+            path = ROOT / sweep / name
+            assert path.is_file() and path.stat().st_size > 1000, path
+    header = (ROOT / "results" / "comparisons.csv").read_text().splitlines()[0]
+    for col in ("p", "p_holm", "q_bh", "verdict", "family", "embedder"):
+        assert f'"{col}"' in header.split(","), col
+    html = (ROOT / "RESULTS.html").read_text()
+    assert "data:image/png;base64," in html and "http://" not in html.split("<body", 1)[1]
