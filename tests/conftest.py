@@ -5,6 +5,7 @@ Tests that do not ask for it never import ray."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -19,3 +20,17 @@ def ray_local() -> Iterator[None]:
     yield
     if started:
         ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real headless Chromium driven over the DevTools protocol (tests/test_html_page.py's
+    ``Browser``); skipped where no chromium is installed (.ci/run installs Debian's)."""
+    from tests.test_html_page import Browser, _chromium
+
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("no chromium executable on PATH (.ci/run installs Debian's chromium)")
+    b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()

@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -348,16 +347,6 @@ class Browser:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)  # our own process group only
             self.proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("no chromium executable on PATH (.ci/run installs Debian's chromium)")
-    b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
-    yield b
-    b.close()
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,13 @@ headless Chromium (Debian's `chromium`, installed by .ci/run)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from runner.cli import app
-from tests.test_html_page import Browser, _chromium
+from tests.test_html_page import Browser
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +37,6 @@ def test_the_page_is_self_contained_and_holds_the_reports_sections(page: Path) -
     for heading in re.findall(r"^## (.+)$", md, flags=re.M):
         assert heading.replace("&", "&amp;") in html, heading
     assert (page.parent / "comparisons.csv").is_file()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("no chromium executable on PATH (.ci/run installs Debian's chromium)")
-    b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
-    yield b
-    b.close()
 
 
 def test_the_report_page_loads_sorts_and_screenshots_in_chromium(

@@ -47,6 +47,15 @@ def _missing(*labels: str) -> Outcome:
     return Outcome(NOT_RUN, "not in these shards: " + ", ".join(labels), 0)
 
 
+def _pair(ev: Evidence, workload: str, a_label: str, b_label: str, metric: str
+          ) -> tuple[np.ndarray, np.ndarray] | Outcome:
+    """The two cells' paired values of ``metric``, or the outcome naming the missing."""
+    a, b = ev.find(workload, a_label), ev.find(workload, b_label)
+    if a is None or b is None:
+        return _missing(*(lab for lab, v in ((a_label, a), (b_label, b)) if v is None))
+    return paired_values(a, b, metric)
+
+
 @dataclass(frozen=True)
 class Equivalent:
     """``a`` and ``b`` differ by less than the metric's margin (interval of Δ inside it)."""
@@ -57,10 +66,10 @@ class Equivalent:
     metric: str
 
     def evaluate(self, ev: Evidence, level: float) -> Outcome:
-        a, b = ev.find(self.workload, self.a), ev.find(self.workload, self.b)
-        if a is None or b is None:
-            return _missing(*(lab for lab, v in ((self.a, a), (self.b, b)) if v is None))
-        x, y = paired_values(a, b, self.metric)
+        pair = _pair(ev, self.workload, self.a, self.b, self.metric)
+        if isinstance(pair, Outcome):
+            return pair
+        x, y = pair
         m = METRICS[self.metric]
         margin = m.margin * abs(stats.mean(y)) if m.relative else m.margin
         d, lo, hi = _ci(x - y, level)
@@ -82,10 +91,10 @@ class Ratio:
     at_most: bool
 
     def evaluate(self, ev: Evidence, level: float) -> Outcome:
-        a, b = ev.find(self.workload, self.a), ev.find(self.workload, self.b)
-        if a is None or b is None:
-            return _missing(*(lab for lab, v in ((self.a, a), (self.b, b)) if v is None))
-        x, y = paired_values(a, b, self.metric)
+        pair = _pair(ev, self.workload, self.a, self.b, self.metric)
+        if isinstance(pair, Outcome):
+            return pair
+        x, y = pair
         d, lo, hi = _ci(x - self.ratio * y, level)
         below, above = hi < 0, lo > 0
         verdict = ((HELD if below else NOT_HELD if above else INCONCLUSIVE) if self.at_most
