@@ -1,6 +1,7 @@
 """The ``fbench`` command line (Typer): thin commands over the harness's steps. Each
 module registers its commands on ``app``."""
 
+from runner.cli import calibrate as _calibrate  # noqa: F401  (registers)
 from runner.cli import check as _check  # noqa: F401  (registers)
 from runner.cli import listing as _listing  # noqa: F401  (registers)
 from runner.cli import train as _train  # noqa: F401  (registers)

@@ -42,6 +42,9 @@ class JobResult:
     resolved_params: dict[str, Any] = field(default_factory=dict)
     forgotten: dict[str, int] = field(default_factory=dict)
     embedder: str = "own"  # the embedder the memory ranked with (its kind declares it)
+    # per query, in stream order: 1 if its top-k held the current assertion (recorded on
+    # request: fbench calibrate's saturated and impossible queries)
+    answered: list[int] | None = None
 
     @property
     def final(self) -> dict[str, Any]:
@@ -56,8 +59,9 @@ class _Run:
     """The state of one job while its stream flows."""
 
     def __init__(self, memory: MemoryAdapter, k: int, seed: int = 0,
-                 update_kinds: dict[str, str] | None = None) -> None:
+                 update_kinds: dict[str, str] | None = None, record: bool = False) -> None:
         self.memory = memory
+        self.answered: list[int] | None = [] if record else None
         # observation kind -> how the update is phrased ("canonical" or "hard"), as the
         # workload declares it (for the extractor diagnostics)
         self.update_kinds = update_kinds or {}
@@ -123,6 +127,8 @@ class _Run:
         score = score_query(hits, truth.slot, truth.value, self.truth_of, forgotten,
                             self.k, since)
         values = [(name, value(score)) for name, value in self.quality]
+        if self.answered is not None:
+            self.answered.append(int(score.current > 0))
         for cat in ("all", truth.category):
             if cat not in self.counts:  # a plugin's own category: counted in "all" only
                 continue
@@ -159,7 +165,7 @@ class _Run:
         return row
 
 
-def run_job(spec: JobSpec) -> JobResult:
+def run_job(spec: JobSpec, record_queries: bool = False) -> JobResult:
     """Run one job in-process and return its checkpoint rows.
 
     A job is single-threaded: fbench parallelises across jobs (one per Ray worker),
@@ -169,13 +175,13 @@ def run_job(spec: JobSpec) -> JobResult:
     limited to one thread (the same numbers: the threads split outputs, not sums).
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        return _run(spec)
+        return _run(spec, record_queries)
 
 
-def _run(spec: JobSpec) -> JobResult:
+def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     r = materialize(spec)
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
-    run = _Run(memory, spec.k, spec.seed, r.workload.update_kinds)
+    run = _Run(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries)
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
         memory.foresee(r.workload.events(spec.seed, spec.horizon, r.workload_params))
     cps = checkpoints(spec.horizon)
@@ -196,4 +202,4 @@ def _run(spec: JobSpec) -> JobResult:
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
     embedder = r.memory.embedder(r.policy_params, r.store_params)
-    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder)
+    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder, run.answered)

@@ -1,0 +1,1 @@
+"""The headroom check (``fbench calibrate``): does a workload tell policies apart?"""

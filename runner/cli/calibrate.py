@@ -1,0 +1,83 @@
+"""``fbench calibrate WORKLOAD``: the headroom check, as a table and as JSON."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.table import Table
+
+from runner.cli.app import app, console, err, run_horizon, user_errors
+
+
+def _ci(mean: float, ci: tuple[float, float]) -> str:
+    half = (ci[1] - ci[0]) / 2
+    return f"{mean:.3f} ± {half:.3f}" if not math.isnan(half) else f"{mean:.3f}"
+
+
+@app.command()
+@user_errors
+def calibrate(
+    workload: Annotated[str, typer.Argument(help="Workload name (see `fbench list workloads`).")],
+    seeds: Annotated[int, typer.Option(help="Seeds 0..N-1.")] = 20,
+    param: Annotated[list[str] | None, typer.Option(
+        help="workload.KEY=VALUE (or any namespace.key=value); repeatable.")] = None,
+    budgets: Annotated[str, typer.Option(
+        help="Memory budgets (store.budget, entries) besides none, comma-separated.")] = "30,120",
+    policies: Annotated[str | None, typer.Option(
+        help="Comma-separated memories (default: every reference policy and the oracle).")
+    ] = None,
+    horizon: Annotated[str | None, typer.Option(metavar="N|Nx", help="Horizon (default: the "
+                                                "workload's own).")] = None,
+    executor: Annotated[str, typer.Option(help="inline or ray.")] = "inline",
+    output: Annotated[Path | None, typer.Option("--json", help="Write the calibration as "
+                                                "JSON here.")] = None,
+) -> None:
+    """Does the workload tell policies apart? Each policy's current recall, contradiction
+    and false-forget with 95% t intervals, the best policy's gap to the oracle, policies
+    bit-identical on every seed, saturated and impossible queries, and criteria (a)–(d)."""
+    from runner.calibrate.run import calibrate as run_calibration
+    from runner.errors import FbenchError
+    from runner.spec.params import split_assignment
+
+    if seeds <= 0:
+        raise FbenchError(f"--seeds must be positive, got {seeds}")
+    try:
+        budget_list = [int(b) for b in budgets.split(",") if b.strip()]
+    except ValueError:
+        raise FbenchError(f"--budgets {budgets!r} is not a list of entry counts; write e.g. "
+                          "--budgets 30,120") from None
+    names = [p.strip() for p in policies.split(",") if p.strip()] if policies else None
+    with Progress("calibrate", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        task = bar.add_task("jobs", total=None)
+        cal = run_calibration(
+            workload, list(range(seeds)), names, budget_list,
+            [split_assignment(p) for p in param or []], run_horizon(horizon, workload),
+            executor, progress=lambda done, total: bar.update(task, completed=done,
+                                                             total=total))
+    table = Table(title=escape(f"calibration of {workload}: {len(cal.seeds)} seeds"))
+    for col in ("policy", "budget", "current recall ↑", "contradiction ↓", "false-forget ↓",
+                "final size"):
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for c in cal.cells:
+        table.add_row(escape(c.label), str(c.budget or "—"),
+                      *(_ci(c.means[m], c.ci[m]) for m in ("recall_current_at_k",
+                                                           "contradiction_rate",
+                                                           "false_forget_rate")),
+                      f"{c.final_size:.0f}")
+    console.print(table)
+    console.print(f"saturated queries {cal.saturated:.1%}, impossible {cal.impossible:.1%}",
+                  markup=False)
+    for crit in cal.criteria:
+        console.print(f"{'met' if crit.met else 'NOT MET'}  {crit.name}: {crit.detail}",
+                      markup=False)
+    if output is not None:
+        from runner.results.atomic import write_json
+
+        write_json(output, cal.to_json())
+        console.print(f"wrote {output}", markup=False)
