@@ -37,9 +37,16 @@ bench-aggregate:
 
 # The repository's RESULTS.md and RESULTS.html: the committed sweep configs, then the
 # report (plots in results/plots/, incumbents/plots/ and frontier/plots/, and each sweep's
-# summary.parquet and comparisons.csv, committed with it).
+# summary.parquet and comparisons.csv, and calibration/*.json, the headroom check of every
+# default workload, committed with it).
+CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
+	lifecycle.recency_biased lifecycle.high_freq_skew lifecycle.bursty
+
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
-	fbench report results --include incumbents --include frontier --output RESULTS.md --html
+	mkdir -p calibration
+	for w in $(CALIBRATED); do fbench calibrate $$w --seeds 20 --executor ray --json calibration/$$w.json; done
+	fbench report results --include incumbents --include frontier --output RESULTS.md --html \
+		--calibration calibration

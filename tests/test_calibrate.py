@@ -77,3 +77,28 @@ def test_calibrate_bad_input_is_one_line() -> None:
         res = CliRunner().invoke(app, ["calibrate", "contradiction", *args])
         assert res.exit_code == 2, (args, res.output)
         assert "Traceback" not in res.output and res.output.strip().count("\n") == 0, res.output
+
+
+def test_report_shows_the_headroom_of_each_calibrated_workload(tmp_path: Path) -> None:
+    """Prevents calibrations that never reach the report: `fbench report --calibration DIR`
+    adds a Headroom section with each workload's criteria; a missing folder is one line."""
+    cal = tmp_path / "calibration"
+    cal.mkdir()
+    runner = CliRunner()
+    res = runner.invoke(app, ["calibrate", "contradiction", "--seeds", "2", "--horizon", "200",
+                              "--budgets", "30", "--policies", "keep_all,lethe,oracle",
+                              "--json", str(cal / "contradiction.json")])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["sweep", "--policies", "keep_all,last_write_wins", "--workloads",
+                              "contradiction", "--seeds", "2", "--horizons", "200",
+                              "--executor", "inline", "--out", str(tmp_path / "o"),
+                              "--no-report"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["report", str(tmp_path / "o"), "--calibration", str(cal)])
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "o" / "RESULTS.md").read_text()
+    section = text.split("## Headroom", 1)[1].split("\n## ", 1)[0]
+    assert "| `contradiction` | 2 | **not met** |" in section  # keep_all = lethe there
+    res = runner.invoke(app, ["report", str(tmp_path / "o"), "--calibration",
+                              str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "is not a folder" in res.output

@@ -346,6 +346,10 @@ def report_cmd(
         bool, typer.Option("--html", help="Also write the report as one self-contained web "
                            "page (beside the Markdown, .html).")
     ] = False,
+    calibration: Annotated[
+        Path | None, typer.Option(help="A folder of `fbench calibrate --json` files: the "
+                                  "Headroom section.")
+    ] = None,
 ) -> None:
     """Write the Markdown report, plots, summary.csv and comparisons.csv for a sweep
     (deterministic); with --html, the same as one web page needing no server or network."""
@@ -353,7 +357,10 @@ def report_cmd(
 
     md = Path(output) if output is not None else Path(out) / "RESULTS.md"
     page = md.with_suffix(".html") if html else None
-    path = write_report(out, output, include or [], html=page)
+    if calibration is not None and not calibration.is_dir():
+        raise FbenchError(f"--calibration {str(calibration)!r} is not a folder; give the "
+                          "folder of `fbench calibrate --json` files")
+    path = write_report(out, output, include or [], html=page, calibration=calibration)
     console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     if page is not None:
         console.print(f"wrote {page}", markup=False, highlight=False, soft_wrap=True)

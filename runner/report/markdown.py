@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from runner.analysis import scaling, stats
 from runner.metrics import METRICS
 from runner.report import claims as claims_mod
-from runner.report import reproduction, scaling_section
+from runner.report import headroom, reproduction, scaling_section
 from runner.report.blocks import count, directed, images, seed_ranges, setting_title, span, table
 from runner.report.claims import Result
 from runner.report.evidence import Evidence
@@ -59,12 +59,14 @@ SHARD_COLUMNS = tuple(dict.fromkeys((
 
 
 def write_report(out: Path, output: Path | None = None, include: Sequence[Path] = (),
-                 html: Path | None = None) -> Path:
+                 html: Path | None = None, calibration: Path | None = None) -> Path:
     """Write the plots into ``OUT/plots``, every comparison into ``OUT/comparisons.csv``
     (every metric of every cell is ``OUT/summary.parquet``), and the report (default
     ``OUT/RESULTS.md``); each folder of ``include`` (another sweep, e.g. the incumbents')
     follows as a section of its own. The seeds' claims are tested on the first folder
-    that ran their cells. ``html``: the same report as one self-contained web page too."""
+    that ran their cells. ``html``: the same report as one self-contained web page too.
+    ``calibration``: a folder of ``fbench calibrate --json`` files, shown as the Headroom
+    section."""
     out = Path(out)
     output = Path(output) if output is not None else out / "RESULTS.md"
     folders = [out, *map(Path, include)]
@@ -81,8 +83,9 @@ def write_report(out: Path, output: Path | None = None, include: Sequence[Path] 
         plots = write_plots(f / "plots", summary, shards[f])
         body = render(summary, shards[f], plots, output.parent, comparisons,
                       results if f == out else (), repro if f == out else (),
-                      top if f == out else [], _command(out, include, output) if f == out
-                      else None)
+                      top if f == out else [], _command(out, include, output, calibration)
+                      if f == out else None,
+                      headroom.load(calibration) if f == out and calibration else [])
         text += body if f == out else "\n" + included(f, body)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_text(output, text)
@@ -121,7 +124,8 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
            comparisons: pa.Table | None = None,
            claims: Sequence[Result] = (),
            reproduction: Sequence[Sequence[str]] = (),
-           found: Sequence[str] | None = None, command: str | None = None) -> str:
+           found: Sequence[str] | None = None, command: str | None = None,
+           calibrations: Sequence[dict[str, Any]] = ()) -> str:
     """The Markdown text; plot paths are written relative to ``folder``. It leads with the
     answer: what ran, the numbered findings (the seeds' claims first), the reproduction
     table and one figure; then a compact table per setting."""
@@ -142,20 +146,23 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
     for setting in idx.settings():
         lines += _setting(idx, cmp, setting, plots, folder)
     lines += scaling_section.section(idx, studies, plots, folder)
+    lines += headroom.section(list(calibrations))
     lines += _method(idx, bool(studies)) + _versions(shards) + _legend()
     if plots.notes:
         lines += ["## Plots not made", ""] + [f"- {n}" for n in plots.notes] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _command(out: Path, include: Sequence[Path], output: Path) -> str:
+def _command(out: Path, include: Sequence[Path], output: Path,
+             calibration: Path | None = None) -> str:
     """The report's own command, with paths relative to the report's folder (the sweeps
     themselves: each folder's sweep.json holds its spec)."""
     def rel(p: Path) -> str:
         return Path(os.path.relpath(Path(p).resolve(), output.parent.resolve())).as_posix()
 
     parts = ["fbench report", rel(out), *(f"--include {rel(i)}" for i in include),
-             f"--output {output.name}"]
+             f"--output {output.name}",
+             *([f"--calibration {rel(calibration)}"] if calibration else [])]
     return " ".join(parts)
 
 
