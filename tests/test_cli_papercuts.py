@@ -118,7 +118,7 @@ def test_run_horizon_takes_multiples_of_the_default() -> None:
 
 def test_run_and_sweep_read_horizons_alike() -> None:
     """Prevents `run --horizon` and `sweep --horizons` drifting apart (two parsers)."""
-    from runner.cli.app import run_horizon
+    from runner.cli.job import run_horizon
     from runner.sweep.expand import horizon_of
     from workloads import WORKLOADS
 

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import functools
-import json
-import math
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,8 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console, ConsoleDimensions
-from rich.markup import escape
-from rich.table import Table
 
 from runner.errors import FbenchError
 
@@ -70,81 +65,6 @@ def user_errors(fn: F) -> F:
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.3f}"
-    return str(value)
-
-
-@app.command()
-@user_errors
-def run(
-    workload: Annotated[str, typer.Option(help="Workload name (see `fbench list workloads`).")],
-    policy: Annotated[str, typer.Option(help="Policy name (see `fbench list policies`).")],
-    seed: Annotated[int, typer.Option(help="Seed of the workload's stream.")] = 0,
-    horizon: Annotated[
-        str | None,
-        typer.Option(metavar="N|Nx", help="Length in the workload's unit, or Nx its default "
-                                          "(e.g. 2x; default: its own), as in sweep --horizons."),
-    ] = None,
-    k: Annotated[int, typer.Option(help="Items retrieved per query.")] = 5,
-    param: Annotated[
-        list[str] | None,
-        typer.Option(help="namespace.key=value (policy., workload., store.); repeatable."),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
-    """Run one job in-process and print its metrics."""
-    from runner.job.run import run_job
-    from runner.metrics import METRICS
-    from runner.spec.params import split_assignment
-    from runner.spec.resolve import make_spec
-
-    spec = make_spec(workload, policy, seed, run_horizon(horizon, workload), k,
-                     [split_assignment(p) for p in param or []])
-    result = run_job(spec)
-    metrics = result.metrics()
-    if as_json:
-        doc = {"spec": spec.to_dict() | {"job_id": spec.job_id},
-               "metrics": {k: _plain(v) for k, v in metrics.items()}}
-        sys.stdout.write(json.dumps(doc, sort_keys=False) + "\n")
-        return
-    table = Table(title=escape(f"{spec.workload} × {spec.policy}, seed {spec.seed}, "
-                               f"horizon {spec.horizon}, k={spec.k}  [{spec.job_id}]"))
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("want")
-    for name, metric in METRICS.items():
-        if name in metrics:
-            table.add_row(escape(name), _fmt(metrics[name]), metric.direction)
-    console.print(table)
-
-
-def run_horizon(raw: str | None, workload: str) -> int | None:
-    """``run --horizon``: a number in the workload's unit or ``Nx`` (N × its default),
-    read by the sweep's own parser (``horizon_of``); None keeps the default."""
-    if raw is None:
-        return None
-    from runner.errors import lookup
-    from runner.sweep.expand import horizon_of
-    from workloads import WORKLOADS
-
-    w = lookup(WORKLOADS, workload, "workload")
-    try:
-        return horizon_of(raw, w)
-    except (FbenchError, OverflowError):  # OverflowError: "infx" (horizon_of lets it out)
-        raise FbenchError(
-            f"horizon must be a positive number of {w.horizon_unit}, got {raw}; write e.g. "
-            f"--horizon {w.default_horizon} (its default) or --horizon 2x (twice it)"
-        ) from None
 
 
 @app.command()
@@ -301,69 +221,6 @@ def _run_with_progress(prepared: Any) -> Any:
         return run_sweep(prepared, progress=update)
     finally:
         bar.stop()
-
-
-@app.command()
-@user_errors
-def aggregate(
-    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
-    baseline: Annotated[
-        str, typer.Option(help="Policy the paired deltas compare to.")
-    ] = "keep_all",
-) -> None:
-    """Reduce a sweep's shards into OUT/summary.parquet (bootstrap CIs over seeds)."""
-    from runner.results.aggregate import aggregate as run_aggregate
-    from runner.results.tables import main_table
-
-    summary = run_aggregate(out, baseline=baseline)
-    # its cells name policies, workloads and parameters as given: shown as they are
-    console.print(main_table(summary), markup=False)
-
-
-@app.command("compact")
-@user_errors
-def compact_cmd(
-    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
-) -> None:
-    """Merge a sweep's per-job shards into a few large Parquet files (OUT/compacted/)."""
-    from runner.results.compact import compact
-
-    console.print(compact(out).line(), markup=False, highlight=False, soft_wrap=True)
-
-
-@app.command("report")
-@user_errors
-def report_cmd(
-    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
-    output: Annotated[
-        Path | None, typer.Option(help="Where to write the Markdown (default OUT/RESULTS.md).")
-    ] = None,
-    include: Annotated[
-        list[Path] | None,
-        typer.Option(help="Another sweep's folder to append as a section (repeatable)."),
-    ] = None,
-    html: Annotated[
-        bool, typer.Option("--html", help="Also write the report as one self-contained web "
-                           "page (beside the Markdown, .html).")
-    ] = False,
-    calibration: Annotated[
-        Path | None, typer.Option(help="A folder of `fbench calibrate --json` files: the "
-                                  "Headroom section.")
-    ] = None,
-) -> None:
-    """Write the Markdown report, plots, summary.csv and comparisons.csv for a sweep
-    (deterministic); with --html, the same as one web page needing no server or network."""
-    from runner.report.markdown import write_report
-
-    md = Path(output) if output is not None else Path(out) / "RESULTS.md"
-    page = md.with_suffix(".html") if html else None
-    if calibration is not None and not calibration.is_dir():
-        raise FbenchError(f"--calibration {str(calibration)!r} is not a folder; give the "
-                          "folder of `fbench calibrate --json` files")
-    path = write_report(out, output, include or [], html=page, calibration=calibration)
-    console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
-    if page is not None:
-        console.print(f"wrote {page}", markup=False, highlight=False, soft_wrap=True)
 
 
 def main() -> None:

@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from runner.cli.app import app, console, err, run_horizon, user_errors
+from runner.cli.app import app, console, err, user_errors
+from runner.cli.job import run_horizon
 
 
 def _ci(mean: float, ci: tuple[float, float]) -> str:
@@ -37,9 +38,11 @@ def calibrate(
     output: Annotated[Path | None, typer.Option("--json", help="Write the calibration as "
                                                 "JSON here.")] = None,
 ) -> None:
-    """Does the workload tell policies apart? Each policy's current recall, contradiction
-    and false-forget with 95% t intervals, the best policy's gap to the oracle, policies
-    bit-identical on every seed, saturated and impossible queries, and criteria (a)–(d)."""
+    """The headroom check: does a workload tell policies apart?
+
+    Each policy's current recall, contradiction and false-forget with 95% t intervals, the
+    best policy's gap to the oracle, policies bit-identical on every seed, saturated and
+    impossible queries, and criteria (a)–(d)."""
     from runner.calibrate.run import calibrate as run_calibration
     from runner.errors import FbenchError
     from runner.spec.params import split_assignment

@@ -42,6 +42,7 @@ from runner.report.findings import (
     frontier3,
 )
 from runner.report.findings_text import findings, frontier_line, verdict_marks
+from runner.report.method import method_section
 from runner.report.plots import Plots, write_plots
 from runner.results.aggregate import (
     Setting,
@@ -147,7 +148,7 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
         lines += _setting(idx, cmp, setting, plots, folder)
     lines += scaling_section.section(idx, studies, plots, folder)
     lines += headroom.section(list(calibrations))
-    lines += _method(idx, bool(studies)) + _versions(shards) + _legend()
+    lines += method_section(idx, bool(studies)) + _versions(shards) + _legend()
     if plots.notes:
         lines += ["## Plots not made", ""] + [f"- {n}" for n in plots.notes] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -184,44 +185,6 @@ def _ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> list
                " (at 5 seeds no sign-flip p can go below 0.0625)." if small else "")
             + (f" Regenerate: rerun each sweep (its spec is its folder's `sweep.json`), then "
                f"`{command}`." if command else ""), ""]
-
-
-def _method(idx: ReportIndex, scaled: bool = False) -> list[str]:
-    ns = [idx.n_jobs(c) for c in idx.cells]
-    n_min = min(ns)
-    at_n = (f"at n = {n_min} the MDD is {stats.mdd_factor(n_min) / n_min ** 0.5:.3f} sd(Δ)"
-            if n_min >= 2 else "no MDD below two seeds")
-    timing = ", ".join(m.name for m in METRICS.values() if m.timing) or "none"
-    return [
-        "## Method", "",
-        "- **Unit of replication: the seed.** A cell is one (workload, horizon, k, policy, "
-        "parameters); its statistics are over its seeds' final checkpoints.",
-        f"- **Intervals: {stats.CI_METHOD}**, shown as mean ± half-width. Its coverage at 5 to "
-        "50 seeds is checked by simulation (normal, skewed, bounded data: "
-        "`tests/test_interval_coverage.py`).",
-        f"- **Pairing.** Each cell is paired by seed with `{idx.baseline}` at its defaults, at "
-        "the same workload, horizon, k, non-policy parameters and **the same embedder** (the "
-        "one the shards recorded); a cell with no such baseline is not paired.",
-        f"- **Tests: {stats.TEST_METHOD}.** The primary family (each policy at its defaults "
-        "against the baseline, and the sweep's declared `compare` pairs, on the primary "
-        f"metrics {', '.join(PRIMARY_METRICS)} unless the config names others) is "
-        "Holm-corrected within each setting; everything else is exploratory, with "
-        "Benjamini–Hochberg q-values over the sweep (comparisons.csv). The sign-flip p of "
-        f"n seeds is at least 2^(1−n) (at n = {n_min}: {2.0 ** (1 - n_min):.2g}), so with "
-        "Holm over m tests a difference needs m · 2^(1−n) < 0.05 to be called: a clear Δ "
-        "over few seeds in a large family stays inconclusive.",
-        "- **Verdicts.** equivalent: the interval of Δ inside ± the metric's margin (0.01 for "
-        "rates, 5% of the baseline for sizes); better / worse: adjusted p < 0.05 and the "
-        "interval excludes 0; otherwise inconclusive. Identical (bit-identical on every seed) "
-        "and bounded comparisons (the baseline at the metric's best value on every seed) are "
-        "shown, never counted as tests.",
-        f"- **Minimal detectable difference** (two-sided α {stats.ALPHA}, power {stats.POWER}, "
-        f"the t-test's, from the noncentral t): {at_n}.",
-        "- **Cells** bit-identical on every seed are one row naming all of them; a "
-        "degenerate cell (retrieves or holds nothing) is flagged and kept off the frontier.",
-        f"- **Timing metrics** ({timing}) are not deterministic: left out"
-        + (", except the Scaling section's per-job seconds." if scaled else "."), "",
-    ]
 
 
 def _versions(shards: pa.Table) -> list[str]:

@@ -15,13 +15,11 @@ panel of the figure (at the panel's parameters if it ran there, else at its firs
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -32,12 +30,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from runner.metrics import METRICS
+from runner.report.png import DPI, PNG_METADATA, save_png  # noqa: F401 (the plots save here)
 from runner.results.aggregate import Setting, params_sort_key
-from runner.results.atomic import write_bytes
 from runner.results.tables import horizon_unit, variant_label
 
-DPI = 100
-PNG_METADATA: dict[str, Any] = {"Software": None}
 COLORS = [matplotlib.colormaps["tab10"](i) for i in range(10)]
 # A panel's own curves: tab10 without its grey (the baseline's colour).
 PANEL_COLORS = [c for i, c in enumerate(COLORS) if i != 7]
@@ -101,24 +97,6 @@ def report_style() -> Iterator[None]:
          "figure.dpi": DPI, "savefig.dpi": DPI}
     ):
         yield
-
-
-def save_png(fig: Figure, path: Path) -> None:
-    """The figure as a 256-colour palette PNG (Pillow's median cut, no dithering: a third
-    of the RGBA file's bytes, the same picture to the eye; RESULTS.html embeds every plot),
-    written atomically."""
-    from PIL import Image
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig)
-    raw = io.BytesIO()
-    fig.savefig(raw, format="png", dpi=DPI, metadata=PNG_METADATA)
-    raw.seek(0)
-    small = Image.open(raw).convert("RGB").quantize(
-        colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-    out = io.BytesIO()
-    small.save(out, format="PNG", optimize=True)
-    write_bytes(path, out.getvalue())
 
 
 def new_grid(width: float, height: float, nrows: int,

@@ -43,6 +43,7 @@ from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported
     cell_embedders,
     twins,
 )
+from runner.results.sweep_config import sweep_baseline, sweep_family
 
 SUMMARY = "summary.parquet"
 CELL = ("workload", "horizon", "k", "policy", "params")
@@ -289,25 +290,3 @@ def read_summary(out: Path) -> pa.Table:
     if path.is_file():
         return aggregate(out, summary_baseline(pq.read_table(path)))
     return aggregate(out, sweep_baseline(out), require_baseline=False)
-
-
-def sweep_family(out: Path) -> tuple[list[tuple[str, str]], list[str]]:
-    """The sweep config's declared comparisons and primary metrics (defaults: none, and
-    ``runner.results.comparisons.PRIMARY_METRICS``)."""
-    from runner.results.comparisons import PRIMARY_METRICS
-
-    try:
-        spec = json.loads((Path(out) / "sweep.json").read_text())["spec"]
-    except (OSError, ValueError, KeyError, TypeError):
-        spec = {}
-    pairs = [(str(a), str(b)) for a, b in spec.get("compare", [])]
-    return pairs, [str(m) for m in spec.get("primary_metrics", PRIMARY_METRICS)]
-
-
-def sweep_baseline(out: Path) -> str:
-    """The baseline the sweep's config named (``baseline = "oracle"``), else keep_all."""
-    try:
-        spec = json.loads((Path(out) / "sweep.json").read_text())["spec"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "keep_all"
-    return str(spec.get("baseline", "keep_all"))

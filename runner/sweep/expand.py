@@ -24,6 +24,7 @@ from runner.errors import FbenchError, lookup
 from runner.spec.jobspec import JobSpec
 from runner.spec.params import NAMESPACES, Scalar, fields_of
 from runner.spec.resolve import make_spec
+from runner.sweep.family import compare_pairs, primary_metrics
 from workloads import WORKLOADS, Workload
 
 DEFAULT_SEEDS = 5
@@ -257,32 +258,10 @@ def spec_from_config(data: dict[str, Any]) -> dict[str, Any]:
     if "baseline" in data:
         out["baseline"] = str(data["baseline"])
     if "compare" in data:
-        out["compare"] = _compare_pairs(data["compare"])
+        out["compare"] = compare_pairs(data["compare"])
     if "primary_metrics" in data:
-        out["primary_metrics"] = _primary_metrics(data["primary_metrics"])
+        out["primary_metrics"] = primary_metrics(data["primary_metrics"])
     return out
-
-
-def _compare_pairs(value: Any) -> tuple[tuple[str, str], ...]:
-    """``compare = [["ebbinghaus", "last_write_wins"], ...]``: pairs of variant labels."""
-    if not isinstance(value, list) or not all(
-            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
-            for p in value):
-        raise FbenchError('config key \'compare\' must be a list of pairs of policies, e.g. '
-                          'compare = [["ebbinghaus", "last_write_wins"]]')
-    return tuple((str(a).strip(), str(b).strip()) for a, b in value)
-
-
-def _primary_metrics(value: Any) -> tuple[str, ...]:
-    from runner.metrics import METRICS
-
-    names = tuple(str(x) for x in _as_list(value, "primary_metrics"))
-    for name in names:
-        metric = lookup(METRICS, name, "metric")
-        if metric.direction == "none" or metric.timing:
-            raise FbenchError(f"primary metric {name!r} has no better direction; choose a "
-                              "metric marked ↑ or ↓ in `fbench list metrics`")
-    return names
 
 
 def build_spec(config: dict[str, Any], overrides: dict[str, Any]) -> SweepSpec:

@@ -1,0 +1,75 @@
+"""``fbench aggregate``, ``compact`` and ``report``: the commands that read a sweep's shards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from runner.cli.app import app, console, user_errors
+from runner.errors import FbenchError
+
+
+@app.command()
+@user_errors
+def aggregate(
+    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    baseline: Annotated[
+        str, typer.Option(help="Policy the paired deltas compare to.")
+    ] = "keep_all",
+) -> None:
+    """Reduce a sweep's shards into OUT/summary.parquet (t intervals over seeds, paired
+    deltas) and OUT/comparisons.parquet (every comparison, its family and verdict)."""
+    from runner.results.aggregate import aggregate as run_aggregate
+    from runner.results.tables import main_table
+
+    summary = run_aggregate(out, baseline=baseline)
+    # its cells name policies, workloads and parameters as given: shown as they are
+    console.print(main_table(summary), markup=False)
+
+
+@app.command("compact")
+@user_errors
+def compact_cmd(
+    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+) -> None:
+    """Merge a sweep's per-job shards into a few large Parquet files (OUT/compacted/)."""
+    from runner.results.compact import compact
+
+    console.print(compact(out).line(), markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("report")
+@user_errors
+def report_cmd(
+    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    output: Annotated[
+        Path | None, typer.Option(help="Where to write the Markdown (default OUT/RESULTS.md).")
+    ] = None,
+    include: Annotated[
+        list[Path] | None,
+        typer.Option(help="Another sweep's folder to append as a section (repeatable)."),
+    ] = None,
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write the report as one self-contained web "
+                           "page (beside the Markdown, .html).")
+    ] = False,
+    calibration: Annotated[
+        Path | None, typer.Option(help="A folder of `fbench calibrate --json` files: the "
+                                  "Headroom section.")
+    ] = None,
+) -> None:
+    """Write the Markdown report, plots and comparisons.csv for a sweep (deterministic);
+    with --html, the same as one web page needing no server or network."""
+    from runner.report.markdown import write_report
+
+    md = Path(output) if output is not None else Path(out) / "RESULTS.md"
+    page = md.with_suffix(".html") if html else None
+    if calibration is not None and not calibration.is_dir():
+        raise FbenchError(f"--calibration {str(calibration)!r} is not a folder; give the "
+                          "folder of `fbench calibrate --json` files")
+    path = write_report(out, output, include or [], html=page, calibration=calibration)
+    console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
+    if page is not None:
+        console.print(f"wrote {page}", markup=False, highlight=False, soft_wrap=True)
