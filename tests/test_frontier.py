@@ -6,21 +6,39 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any, cast
 
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
 from runner.cli import app
-from runner.report.findings import pareto
+from runner.report.findings import frontier3
 
 
-def test_pareto_keeps_exactly_the_undominated() -> None:
-    """Prevents a frontier that lists a dominated cell or drops an undominated one
-    (x lower is better, y higher is better)."""
-    pts = {"a": (0.1, 0.5), "b": (0.2, 0.9), "c": (0.2, 0.8), "d": (0.0, 0.2),
-           "e": (0.1, 0.5), "f": (0.3, 0.9)}
-    assert pareto(pts) == ["a", "b", "d", "e"]
+class _Means:
+    """The one thing the frontier reads of a report index: each cell's means."""
+
+    def __init__(self, means: dict[str, tuple[float, float, float, float]]) -> None:
+        self.means = means
+
+    def mean(self, cell: tuple[Any, ...], metric: str) -> float | None:
+        names = ("contradiction_rate", "recall_current_at_k", "final_size", "recall_at_k")
+        return self.means[cell[3]][names.index(metric)]
+
+
+def test_three_axis_frontier_keeps_the_undominated_beyond_margins() -> None:
+    """Prevents a frontier that lists a dominated cell, drops an undominated one, crowns a
+    lead smaller than the metrics' margins, or keeps a memory that retrieves nothing:
+    (contradiction ↓, current recall ↑, size ↓), 0.01 on rates and 5% on size."""
+    means = {  # contradiction, current recall, size, recall
+        "small": (0.30, 0.60, 100.0, 0.6), "big": (0.30, 0.70, 1000.0, 0.7),
+        "dominated": (0.40, 0.55, 200.0, 0.55),
+        "near": (0.305, 0.695, 1010.0, 0.7),  # within every margin of "big": not dominated
+        "clean": (0.0, 0.2, 50.0, 0.2), "empty": (0.0, 0.0, 0.0, 0.0)}
+    cells = [("w", 1, 5, name, "{}") for name in means]
+    on = frontier3(cast(Any, _Means(means)), cells)
+    assert [c[3] for c in on] == ["small", "big", "near", "clean"]
 
 
 @pytest.fixture(scope="module")

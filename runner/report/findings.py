@@ -9,12 +9,11 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from runner.results.aggregate import Cell, Setting, SummaryIndex, params_sort_key
+from runner.results.aggregate import Cell, Setting, SummaryIndex
 from runner.results.tables import metric_decimals, variant_label
 
 Variant = tuple[str, str]  # policy, params
@@ -91,17 +90,6 @@ def frontier3(idx: ReportIndex, cells: list[Cell]) -> list[Cell]:
                                                  if d != c)]
 
 
-def verdict(r: dict[str, Any]) -> str:
-    """Detectably better / worse when the delta's interval excludes 0, in the metric's direction."""
-    lo, hi = r["delta_ci_low"], r["delta_ci_high"]
-    if r["direction"] == "none" or undefined(lo) or undefined(hi):
-        return "—"
-    sign = 1 if r["direction"] == "higher" else -1
-    if lo > 0 or hi < 0:
-        return "better" if sign * (lo if lo > 0 else hi) > 0 else "worse"
-    return "no detectable difference"
-
-
 # --- curves: a policy over one parameter or budget ----------------------------------------
 
 # store parameters a curve may run over, besides any policy.* parameter: the budget axes
@@ -173,59 +161,3 @@ def equal_memory(idx: ReportIndex, setting: Setting) -> list[EqualMemory]:
                 values.append((own, there))
             found.append(EqualMemory(v, size, (policy, rest), values))
     return found
-
-
-# --- findings -----------------------------------------------------------------------------
-
-FRONTIER_AXES = ("contradiction_rate", "recall_at_k")  # lower, higher
-
-
-def pareto(points: dict[Any, tuple[float, float]]) -> list[Any]:
-    """Keys whose (lower-is-better, higher-is-better) point no other point dominates (as
-    good on both, better on one); in the order given."""
-    def dominated(a: tuple[float, float]) -> bool:
-        return any(b[0] <= a[0] and b[1] >= a[1] and b != a for b in points.values())
-
-    return [key for key, p in points.items() if not dominated(p)]
-
-
-def frontier_points(idx: ReportIndex, cells: list[Cell]) -> dict[Cell, tuple[float, float]]:
-    """Each cell's means on ``FRONTIER_AXES``, for the cells that have both."""
-    points = {}
-    for c in cells:
-        x, y = (idx.mean(c, m) for m in FRONTIER_AXES)
-        if x is not None and y is not None:
-            points[c] = (x, y)
-    return points
-
-
-REGRET_METRICS = {"recall_at_k": "recall", "recall_current_at_k": "current recall"}
-
-
-@dataclass(frozen=True)
-class Regret:
-    """At one budget of the baseline, the cell of least regret on one recall metric."""
-
-    label: str  # the metric's name in the report ("recall", "current recall")
-    budget: str  # the baseline's params: its budget ("{}": none)
-    cell: Cell
-    row: dict[str, Any]  # the cell's summary row for the metric (its paired Δ)
-
-
-def least_regret(idx: ReportIndex, cells: list[Cell]) -> list[Regret]:
-    """With the baseline at a budget, each budget's cell of least regret on each recall
-    (its paired Δ against the baseline at the same budget), when the baseline is the
-    oracle."""
-    if idx.baseline != "oracle":
-        return []
-    out = []
-    for metric, label in REGRET_METRICS.items():
-        by_budget: dict[str, list[Cell]] = {}
-        for c in cells:
-            r = idx.rows[c].get(metric)
-            if c[3] != idx.baseline and r is not None and not undefined(r["delta_mean"]):
-                by_budget.setdefault(r["baseline_params"], []).append(c)
-        for bparams, cs in sorted(by_budget.items(), key=lambda kv: params_sort_key(kv[0])):
-            best = max(cs, key=lambda c: idx.rows[c][metric]["delta_mean"])
-            out.append(Regret(label, bparams, best, idx.rows[best][metric]))
-    return out
