@@ -147,7 +147,8 @@ def test_paired_deltas_against_keep_all(two: Path) -> None:
 
 
 def test_summary_is_byte_identical_across_runs(two: Path) -> None:
-    """Prevents non-determinism (unseeded bootstrap, dict or file order) in summary.parquet."""
+    """Prevents non-determinism (unseeded Monte Carlo p-values, dict or file order) in
+    summary.parquet."""
     first = aggregate(two)
     data = (two / SUMMARY).read_bytes()
     second = aggregate(two)

@@ -1,4 +1,4 @@
-"""Statistics over seeds: IQM, std, seeded bootstrap intervals, paired deltas, MDD."""
+"""Statistics over seeds: IQM, std, t intervals, paired deltas, MDD."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_t_ci_below_two_seeds_is_nan() -> None:
 
 def test_summarize_drops_nan_seeds_from_n() -> None:
     """Prevents a nan (e.g. a category with no queries) from poisoning the mean or counting in n."""
-    s = stats.summarize([0.2, NAN, 0.4], "k")
+    s = stats.summarize([0.2, NAN, 0.4])
     assert s.n == 2
     assert s.mean == pytest.approx(0.3, rel=1e-15)
 
@@ -132,10 +132,10 @@ def test_batched_columns_equal_one_column_at_a_time() -> None:
     x[:, 2] = 0.1  # constant
     x[4, 3] = NAN  # a seed without a value for one metric
     b = rng.normal(size=(11, 4))
-    sums = stats.summarize_columns(x, "cell")
+    sums = stats.summarize_columns(x)
     deltas = stats.paired_columns(x, b, ["lower", "higher", "none", "lower"], "cell vs base")
     for j, direction in enumerate(["lower", "higher", "none", "lower"]):
-        assert _same(sums[j], stats.summarize(x[:, j], "cell"))
+        assert _same(sums[j], stats.summarize(x[:, j]))
         assert _same(deltas[j], stats.paired(x[:, j], b[:, j], direction, "cell vs base"))
     assert sums[2].mean == 0.1 and (sums[2].ci_low, sums[2].ci_high) == (0.1, 0.1)
     assert sums[3].n == 10

@@ -141,7 +141,7 @@ class Series:
     horizons: tuple[int, ...]
     n_jobs: int
     seeds: tuple[int, ...]
-    # metric -> one summary of the final values (mean and bootstrap CI over seeds) per
+    # metric -> one summary of the final values (mean and t interval over seeds) per
     # horizon, in the order of ``horizons``
     points: dict[str, list[stats.Summary]]
     fits: dict[str, Fit]  # metric -> slope
@@ -195,10 +195,8 @@ def studies(shards: pa.Table, baseline: str = "keep_all") -> list[Study]:
             fits: dict[str, Fit] = {}
             for m in SCALED:
                 y = values[m][idx]
-                # The aggregator's key and seed order: size and tokens get the summary's CIs.
-                points[m] = [stats.summarize(y[horizon[idx] == h],
-                                             json.dumps([w, h, k, policy, params]))
-                             for h in hs]
+                # the summary's t interval of size and tokens at each horizon
+                points[m] = [stats.summarize(y[horizon[idx] == h]) for h in hs]
                 fits[m] = fit_slope(horizon[idx], seed[idx], y,
                                     json.dumps([w, k, policy, params, m, "log-log slope"]))
             study.series.append(Series(policy, params, hs, len(idx),

@@ -166,17 +166,17 @@ class Summary:
     ci_high: float
 
 
-def summarize(values: Sequence[float] | np.ndarray, key: str = "") -> Summary:
+def summarize(values: Sequence[float] | np.ndarray) -> Summary:
     """n, mean, std, IQM and t interval of one cell's values (nans excluded)."""
     x = as_array(values)
     lo, hi = t_ci(x)
     return Summary(len(x), mean(x), std(x), iqm(x), lo, hi)
 
 
-def summarize_columns(x: np.ndarray, key: str = "") -> list[Summary]:
+def summarize_columns(x: np.ndarray) -> list[Summary]:
     """``summarize`` of every column of an (n seeds x m metrics) array."""
     x = np.asarray(x, dtype=np.float64)
-    return [summarize(x[:, j], key) for j in range(x.shape[1])]
+    return [summarize(x[:, j]) for j in range(x.shape[1])]
 
 
 @dataclass(frozen=True)

@@ -106,15 +106,15 @@ def _regret(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
 def _incumbents(cmp: list[dict[str, Any]]) -> list[str]:
     """Per workload: each incumbent against the baseline at its own embedder."""
     by_workload: dict[str, list[str]] = {}
-    for r in cmp:
-        if (r["policy"] in INCUMBENTS and r["source"] == "baseline"
-                and r["metric"] == "recall_current_at_k" and r["family"] == "primary"):
-            label = variant_label(r["policy"], r["params"])
-            by_workload.setdefault(r["workload"], []).append(
-                f"{label} ({r['embedder']}) {r['delta']:+.3f} [{r['ci_low']:+.3f}, "
-                f"{r['ci_high']:+.3f}] {r['verdict']}")
-    n = min((r["n"] for r in cmp if r["policy"] in INCUMBENTS and r["n"]), default=0)
-    return [f"**Incumbents on {w}**, current recall against {cmp[0]['other']} at the same "
+    shown = [r for r in cmp if r["policy"] in INCUMBENTS and r["source"] == "baseline"
+             and r["metric"] == "recall_current_at_k" and r["family"] == "primary"]
+    for r in shown:
+        label = variant_label(r["policy"], r["params"])
+        by_workload.setdefault(r["workload"], []).append(
+            f"{label} ({r['embedder']}) vs {r['other']} {r['delta']:+.3f} "
+            f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] {r['verdict']}")
+    n = min((r["n"] for r in shown), default=0)
+    return [f"**Incumbents on {w}**, current recall against the baseline at the same "
             f"embedder (Δ, 95% t interval, Holm-corrected sign-flip verdict; n = {n}): "
             + "; ".join(parts) + "." for w, parts in sorted(by_workload.items())]
 

@@ -74,7 +74,6 @@ BLOAT_METRICS = (("final_size", "live entries"), ("final_tokens", "tokens of liv
 def bloat_fig(setting: Setting, variants: list[Variant], shards: pa.Table,
               baseline: str = "keep_all") -> Figure:
     """Live entries and tokens vs time, one row of two panels per group of variants."""
-    w, h, k = setting
     cols = {c: shards.column(c).to_pylist() for c in ("workload", "horizon", "k", "policy",
                                                        "params")}
     t = np.asarray(shards.column("t").to_numpy(), dtype=np.float64)
@@ -89,8 +88,7 @@ def bloat_fig(setting: Setting, variants: list[Variant], shards: pa.Table,
             ts = np.unique(t[mask])
             means, los, his = [], [], []
             for tt in ts:
-                key = json.dumps([w, h, k, policy, params, metric, "t", float(tt)])
-                s = stats.summarize(values[mask & (t == tt)], key)
+                s = stats.summarize(values[mask & (t == tt)])
                 means.append(s.mean)
                 los.append(s.mean if np.isnan(s.ci_low) else s.ci_low)
                 his.append(s.mean if np.isnan(s.ci_high) else s.ci_high)
@@ -99,7 +97,7 @@ def bloat_fig(setting: Setting, variants: list[Variant], shards: pa.Table,
     policies = [p for p, _ in variants]
     n = len(panels)
     fig, grid = new_rows(13, 4.5 if n == 1 else 0.5 + 3.5 * n, [p.title for p in panels], 2)
-    unit = horizon_unit(w) or "time"
+    unit = horizon_unit(setting[0]) or "time"
     for row, panel in zip(grid, panels, strict=True):
         for ax, (metric, ylabel) in zip(row, BLOAT_METRICS, strict=True):
             for i, style, _ in panel_styles(panel, policies):
@@ -109,7 +107,7 @@ def bloat_fig(setting: Setting, variants: list[Variant], shards: pa.Table,
                                 alpha=0.15 if i in panel.refs else 0.2, linewidth=0)
             ax.set_xlabel(f"t ({unit})")
             ax.set_ylabel(ylabel)
-            ax.set_title(f"{directed_label(metric)}: mean, 95% bootstrap band")
+            ax.set_title(f"{directed_label(metric)}: mean, 95% t band")
         legend_right(row[1], *row[0].get_legend_handles_labels())
     fig.suptitle(f"Memory growth — {setting_title(setting)}",
                  fontsize="x-large" if n > 1 else None)

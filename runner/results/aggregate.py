@@ -176,9 +176,10 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
     rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
     metrics = compared_metrics()
     directions = [m.direction for m in metrics]
-    values = values_of(final)
+    read = [_metric_values(final, m.name) for m in metrics]
+    values = np.column_stack([v for v, _ in read])  # rows x metrics, nan = no value
+    missing = np.column_stack([miss for _, miss in read])  # the shard lacked the column
     same = twins(cells, seeds, values)
-    missing = np.column_stack([_metric_values(final, m.name)[1] for m in metrics])
     for cell, idx in cells.items():
         w, h, k, policy, params = cell
         summaries = stats.summarize_columns(values[idx])

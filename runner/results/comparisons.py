@@ -120,9 +120,10 @@ def verdict(row: dict[str, Any], adjusted: float) -> str:
 def baseline_rows(summary: pa.Table, primary: Sequence[str]) -> list[dict[str, Any]]:
     """Each summary row with a baseline comparison, as a comparison row."""
     out = []
+    rows = summary.to_pylist()
     means = {(r["workload"], r["horizon"], r["k"], r["policy"], r["params"], r["metric"]):
-             r["mean"] for r in summary.to_pylist()}
-    for r in summary.to_pylist():
+             r["mean"] for r in rows}
+    for r in rows:
         if r["baseline"] is None:
             continue
         m = METRICS[r["metric"]]
