@@ -59,10 +59,10 @@ def test_analysis_finds_twins_shares_gaps_and_criteria() -> None:
 def test_calibrate_command_prints_and_writes_json(tmp_path: Path) -> None:
     """Prevents a calibrate command that does not run end to end: a small grid on the
     seed's stream, its table and criteria printed, its JSON written; lethe equals
-    keep_all there (contradiction has no day ticks), which criterion (a) reports."""
+    keep_all on version 1 (no day ticks), which criterion (a) reports."""
     out = tmp_path / "cal.json"
     res = CliRunner().invoke(app, [
-        "calibrate", "contradiction", "--seeds", "2", "--horizon", "300", "--budgets", "30",
+        "calibrate", "contradiction@1", "--seeds", "2", "--horizon", "300", "--budgets", "30",
         "--policies", "keep_all,lethe,last_write_wins,oracle", "--json", str(out)])
     assert res.exit_code == 0, res.output
     assert "a: no two rules bit-identical" in res.output
@@ -85,7 +85,7 @@ def test_report_shows_the_headroom_of_each_calibrated_workload(tmp_path: Path) -
     cal = tmp_path / "calibration"
     cal.mkdir()
     runner = CliRunner()
-    res = runner.invoke(app, ["calibrate", "contradiction", "--seeds", "2", "--horizon", "200",
+    res = runner.invoke(app, ["calibrate", "contradiction@1", "--seeds", "2", "--horizon", "200",
                               "--budgets", "30", "--policies", "keep_all,lethe,oracle",
                               "--json", str(cal / "contradiction.json")])
     assert res.exit_code == 0, res.output
@@ -98,7 +98,7 @@ def test_report_shows_the_headroom_of_each_calibrated_workload(tmp_path: Path) -
     assert res.exit_code == 0, res.output
     text = (tmp_path / "o" / "RESULTS.md").read_text()
     section = text.split("## Headroom", 1)[1].split("\n## ", 1)[0]
-    assert "| `contradiction` | 2 | **not met** |" in section  # keep_all = lethe there
+    assert "| `contradiction@1` | 2 | **not met** |" in section  # keep_all = lethe there
     res = runner.invoke(app, ["report", str(tmp_path / "o"), "--calibration",
                               str(tmp_path / "nope")])
     assert res.exit_code == 2 and "is not a folder" in res.output

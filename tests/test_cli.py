@@ -60,7 +60,8 @@ def test_run_json() -> None:
     assert set(doc) == {"spec", "metrics"}
     want = make_spec("contradiction", "ebbinghaus", 0, 300)
     assert doc["spec"] == {"workload": "contradiction", "policy": "ebbinghaus", "seed": 0,
-                           "horizon": 300, "params": {}, "k": 5, "job_id": want.job_id}
+                           "horizon": 300, "params": {}, "k": 5, "workload_version": "2",
+                           "job_id": want.job_id}
     assert set(doc["metrics"]) == set(METRICS)
     assert doc["metrics"]["n_queries"] > 0
 

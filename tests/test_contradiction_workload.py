@@ -1,4 +1,5 @@
-"""The contradiction workload reproduces the seed's stream draw for draw."""
+"""The contradiction workload reproduces the seed's stream draw for draw (version 1, and
+version 2's events but its Ticks: tests/test_workload_versions.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from workloads import WORKLOADS, Observe, Query
 from workloads.contradiction import ATTRIBUTES, ENTITIES
 
-W = WORKLOADS["contradiction"]
+W = WORKLOADS["contradiction@1"]
 
 
 def kinds(seed: int, horizon: int = 3000, **params: float) -> Counter[str]:
@@ -114,7 +115,7 @@ def test_short_horizon_is_cut_during_seeding() -> None:
 
 
 class TestRetrievableVariant:
-    V = WORKLOADS["contradiction.retrievable"]
+    V = WORKLOADS["contradiction.retrievable@1"]
 
     def events(self) -> list:
         return list(self.V.events(4, 3000, self.V.Params()))

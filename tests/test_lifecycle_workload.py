@@ -21,19 +21,22 @@ from memcore.text import tokenize
 from workloads import WORKLOADS, Event, Observe, Query, Tick
 from workloads.lifecycle import DURABLE_BANK, EPHEMERAL_BANK, LifecycleParams
 
-VARIANTS = (
+CURRENT = (
     "lifecycle",
     "lifecycle.durable_heavy",
     "lifecycle.recency_biased",
     "lifecycle.high_freq_skew",
     "lifecycle.bursty",
 )
+RETIRED = tuple(f"{name}@1" for name in CURRENT)  # version 1's streams, as they were
+VARIANTS = CURRENT + RETIRED
 TAGS_BY_KIND = {
     "durable": {"fact", "preference", "instruction"},
     "update": {"fact", "preference", "instruction"},
     "hard_update": {"fact", "preference", "instruction"},
     "ephemeral": {"tool_result", "remark"},
     "noise": {"chitchat", "remark", "small_talk"},
+    "interference": {"chitchat", "remark", "small_talk"},
 }
 ENTITIES = {f.entity for f in (*DURABLE_BANK, *EPHEMERAL_BANK)}
 PHRASES = {f.slot: f.attr.phrase for f in (*DURABLE_BANK, *EPHEMERAL_BANK)}
@@ -68,7 +71,10 @@ def test_variant_is_registered_with_its_metadata(name: str) -> None:
     """Prevents a variant missing from the registry or shown without its horizon unit,
     description or query categories in `fbench list workloads`."""
     w = WORKLOADS[name]
-    assert (w.name, w.version, w.horizon_unit, w.default_horizon) == (name, "1", "days", 365)
+    base, _, version = name.partition("@")
+    assert (w.name, w.version, w.horizon_unit, w.default_horizon) == (
+        base, version or "2", "days", 365)
+    assert WORKLOADS[f"{base}@{w.version}"] is w
     assert len(w.description) > 100 and "\n" not in w.description
     assert set(w.categories) == {"durable", "recent"}
     assert w.distinct_facts(w.Params()) == w.Params().n_durable  # type: ignore[attr-defined]
@@ -186,7 +192,7 @@ def test_query_truth_is_consistent_with_the_stream(name: str) -> None:
             if ev.truth.kind == "ephemeral":
                 valid_until[slot] = ev.t + p.ephemeral_days - 1
         elif isinstance(ev, Observe):
-            assert ev.truth.value is None and ev.truth.kind == "noise"
+            assert ev.truth.value is None and ev.truth.kind in ("noise", "interference")
         elif isinstance(ev, Query):
             n += 1
             slot = ev.truth.slot
@@ -263,7 +269,9 @@ def test_hard_updates_hold_the_phrase_words_but_not_the_phrase() -> None:
 @pytest.mark.parametrize("name", VARIANTS)
 def test_keyword_teacher_links_facts_and_never_noise(name: str) -> None:
     """Prevents a vocabulary the teacher cannot use: durable captures, canonical updates
-    and ephemeral items must link to their true slot, noise and hard updates to nothing."""
+    and ephemeral items must link to their true slot, noise and hard updates to nothing;
+    and (version 2) an interfering mention to the asker's slot, never its subject's (the
+    false supersession it is there to cause)."""
     v = WORKLOADS[name].vocabulary()
     teacher = KeywordTeacher(Lexicon(v.entities, v.phrases))
     linked: Counter[str] = Counter()
@@ -276,6 +284,9 @@ def test_keyword_teacher_links_facts_and_never_noise(name: str) -> None:
         total[kind] += 1
         if kind in ("noise", "hard_update"):
             assert got is None, ev.text
+        elif kind == "interference":
+            asker, subject = (t for t in tokenize(ev.text) if t in v.entities)
+            assert got is not None and got.split(".")[0] == asker != subject, ev.text
         else:
             linked[kind] += got == ev.truth.slot
             assert got in (None, ev.truth.slot), ev.text
@@ -289,7 +300,7 @@ def test_the_reference_retriever_finds_the_asked_slot() -> None:
     embedder and nothing forgotten, the asked slot is in the top 5 for nearly every
     question, and so is the current value of a fact written once or last written in a
     paraphrase."""
-    w = WORKLOADS["lifecycle"]
+    w = WORKLOADS["lifecycle@1"]  # version 2's mentions and oblique questions compete
     store = MemoryStore(POLICIES["keep_all"](POLICIES["keep_all"].Params()),
                         EMBEDDERS["hashing"](), None)
     truth: dict[int, tuple[str, str]] = {}
@@ -338,10 +349,11 @@ def test_some_durable_facts_are_captured_late(seed: int) -> None:
     assert sum(d < 30 for d in days) == 30
 
 
-def test_durable_heavy_asks_every_captured_fact_every_day() -> None:
+@pytest.mark.parametrize("version", ["", "@1"])
+def test_durable_heavy_asks_every_captured_fact_every_day(version: str) -> None:
     """Prevents durable_heavy degrading to a sample of its facts on some days."""
     captured: set[str] = set()
-    for day, evs in sorted(by_day(stream("lifecycle.durable_heavy")).items()):
+    for day, evs in sorted(by_day(stream("lifecycle.durable_heavy" + version)).items()):
         for ev in evs:
             if isinstance(ev, Observe) and ev.truth.kind == "durable":
                 captured.add(ev.truth.slot)  # type: ignore[arg-type]
@@ -350,56 +362,74 @@ def test_durable_heavy_asks_every_captured_fact_every_day() -> None:
     assert len(captured) == 30
 
 
-def test_high_freq_skew_asks_one_fact_ten_times_a_day() -> None:
+@pytest.mark.parametrize("version", ["", "@1"])
+def test_high_freq_skew_asks_one_fact_ten_times_a_day(version: str) -> None:
     """Prevents the hot fact being asked less than 10 times a day once it is captured."""
-    days = by_day(stream("lifecycle.high_freq_skew"))
-    counts = Counter(ev.truth.slot for ev in stream("lifecycle.high_freq_skew")
-                     if isinstance(ev, Query))
+    name = "lifecycle.high_freq_skew" + version
+    days = by_day(stream(name))
+    counts = Counter(ev.truth.slot for ev in stream(name) if isinstance(ev, Query))
     hot = counts.most_common(1)[0][0]
-    first = min(ev.t for ev in stream("lifecycle.high_freq_skew")
+    first = min(ev.t for ev in stream(name)
                 if isinstance(ev, Observe) and ev.truth.slot == hot)
     assert first < 30
     for day in range(first, 365):
         assert sum(isinstance(ev, Query) and ev.truth.slot == hot for ev in days[day]) >= 10
 
 
-def test_bursty_has_ten_percent_burst_days() -> None:
+@pytest.mark.parametrize(("version", "n_burst"), [("", 37), ("@1", 43)])
+def test_bursty_has_ten_percent_burst_days(version: str, n_burst: int) -> None:
     """Prevents burst days missing, too rare, or not carrying 50 captures and 10 questions
     (exact for seed 0)."""
-    days = by_day(stream("lifecycle.bursty"))
+    days = by_day(stream("lifecycle.bursty" + version))
     caps = {d: sum(isinstance(ev, Observe) for ev in evs) for d, evs in days.items()}
     qs = {d: sum(isinstance(ev, Query) for ev in evs) for d, evs in days.items()}
     burst = [d for d in days if caps[d] >= 50]
-    assert len(burst) == 43  # seed 0; p = 0.1 per day
+    assert len(burst) == n_burst  # seed 0; p = 0.1 per day
     assert all(caps[d] == 50 and qs[d] == 10 for d in burst)
     assert all(caps[d] <= 8 + 5 and qs[d] <= 5 for d in days if d not in burst)
-    plain = by_day(stream("lifecycle"))
+    plain = by_day(stream("lifecycle" + version))
     assert max(sum(isinstance(ev, Observe) for ev in evs) for evs in plain.values()) <= 8 + 5
 
 
-def test_recency_biased_asks_mostly_about_recent_items() -> None:
+@pytest.mark.parametrize("version", ["", "@1"])
+def test_recency_biased_asks_mostly_about_recent_items(version: str) -> None:
     """Prevents recency_biased being the default mix under another name."""
     def recent_share(name: str) -> float:
         cats = Counter(ev.truth.category for ev in stream(name) if isinstance(ev, Query))
         return cats["recent"] / sum(cats.values())
 
-    assert recent_share("lifecycle.recency_biased") > 0.75
-    assert recent_share("lifecycle") < 0.45
+    assert recent_share("lifecycle.recency_biased" + version) > 0.75
+    assert recent_share("lifecycle" + version) < 0.45
 
 
 GOLDEN = {
-    "lifecycle": {"durable": 40, "update": 42, "hard_update": 14, "ephemeral": 573,
+    "lifecycle": {"durable": 40, "update": 64, "hard_update": 19, "ephemeral": 625,
+                  "noise": 1218, "interference": 430, "durable_q": 942, "recent_q": 508,
+                  "tick": 365},
+    "lifecycle.durable_heavy": {"durable": 30, "update": 46, "hard_update": 15,
+                                "ephemeral": 560, "noise": 1284, "interference": 423,
+                                "durable_q": 8126, "recent_q": 816, "tick": 365},
+    "lifecycle.recency_biased": {"durable": 40, "update": 59, "hard_update": 16,
+                                 "ephemeral": 572, "noise": 1289, "interference": 385,
+                                 "durable_q": 263, "recent_q": 1206, "tick": 365},
+    "lifecycle.high_freq_skew": {"durable": 40, "update": 37, "hard_update": 21,
+                                 "ephemeral": 594, "noise": 1251, "interference": 410,
+                                 "durable_q": 4257, "recent_q": 780, "tick": 365},
+    "lifecycle.bursty": {"durable": 40, "update": 108, "hard_update": 17, "ephemeral": 1005,
+                         "noise": 2101, "interference": 695, "durable_q": 1029,
+                         "recent_q": 660, "tick": 365},
+    "lifecycle@1": {"durable": 40, "update": 42, "hard_update": 14, "ephemeral": 573,
                   "noise": 1689, "durable_q": 944, "recent_q": 510, "tick": 365},
-    "lifecycle.durable_heavy": {"durable": 30, "update": 39, "hard_update": 10,
+    "lifecycle.durable_heavy@1": {"durable": 30, "update": 39, "hard_update": 10,
                                 "ephemeral": 580, "noise": 1705, "durable_q": 8200,
                                 "recent_q": 740, "tick": 365},
-    "lifecycle.recency_biased": {"durable": 40, "update": 47, "hard_update": 10,
+    "lifecycle.recency_biased@1": {"durable": 40, "update": 47, "hard_update": 10,
                                  "ephemeral": 571, "noise": 1718, "durable_q": 262,
                                  "recent_q": 1205, "tick": 365},
-    "lifecycle.high_freq_skew": {"durable": 40, "update": 70, "hard_update": 11,
+    "lifecycle.high_freq_skew@1": {"durable": 40, "update": 70, "hard_update": 11,
                                  "ephemeral": 596, "noise": 1664, "durable_q": 4260,
                                  "recent_q": 748, "tick": 365},
-    "lifecycle.bursty": {"durable": 40, "update": 119, "hard_update": 20, "ephemeral": 992,
+    "lifecycle.bursty@1": {"durable": 40, "update": 119, "hard_update": 20, "ephemeral": 992,
                          "noise": 3080, "durable_q": 1060, "recent_q": 667, "tick": 365},
 }
 
@@ -457,3 +487,48 @@ def test_parameters_change_the_stream() -> None:
     )
     assert kinds["update"] == kinds["hard_update"] == kinds["ephemeral"] == 0
     assert kinds["durable"] == 40
+
+
+# -- version 2 -------------------------------------------------------------------------
+
+
+def test_version_2_asks_rare_facts_less_and_some_questions_obliquely() -> None:
+    """Prevents version 2's knobs doing nothing: its 12 least asked durable facts (of 40)
+    get well under half the share of questions they get on version 1 (where late capture
+    alone makes some facts rarer), and about 30% of questions are oblique (the subject
+    and one attribute word, never a two-word phrase)."""
+    from workloads.lifecycle.stream2 import OBLIQUE
+
+    prefix = OBLIQUE.split("{")[0]
+
+    def rarest_share(name: str, seed: int) -> float:
+        asked = sorted(Counter(ev.truth.slot for ev in stream(name, seed)
+                               if isinstance(ev, Query) and ev.truth.category == "durable"
+                               ).values())
+        return sum(asked[:12]) / sum(asked)
+
+    v2 = sum(rarest_share("lifecycle", s) for s in range(3))
+    v1 = sum(rarest_share("lifecycle@1", s) for s in range(3))
+    assert v2 < 0.5 * v1
+    for seed in range(3):
+        qs = [ev for ev in stream("lifecycle", seed) if isinstance(ev, Query)]
+        oblique = [ev for ev in qs if ev.text.startswith(prefix)]
+        assert abs(len(oblique) / len(qs) - 0.3) < 0.04
+        for ev in oblique:
+            phrase = PHRASES[ev.truth.slot]
+            assert " " not in phrase or phrase not in ev.text.lower()
+
+
+def test_version_2_mentions_cost_a_last_write_wins_memory_its_facts() -> None:
+    """Prevents interfering mentions that never mislead an extractor-driven policy: on
+    version 2 last_write_wins forgets current facts (false supersessions), on version 1
+    it forgets none, and ebbinghaus (which keeps superseded entries) forgets none."""
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
+
+    def ff(workload: str, policy: str) -> float:
+        return float(run_job(make_spec(workload, policy, 0, 200)).metrics()["false_forget_rate"])
+
+    assert ff("lifecycle", "last_write_wins") > 0.05
+    assert ff("lifecycle@1", "last_write_wins") == 0.0
+    assert ff("lifecycle", "ebbinghaus") == 0.0

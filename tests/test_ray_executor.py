@@ -39,7 +39,7 @@ def learned_jobs() -> list[str]:
 def failing_spec() -> str:
     """A spec that passes through executors but raises inside run_job (make_spec would
     reject the out-of-range probability)."""
-    spec = JobSpec("contradiction", "keep_all", 0, 300, (("workload.p_hard", 5.0),))
+    spec = JobSpec("contradiction@1", "keep_all", 0, 300, (("workload.p_hard", 5.0),))
     return spec.canonical_json()
 
 

@@ -132,4 +132,4 @@ def test_make_spec_default_horizon_and_params() -> None:
     """Guards against make_spec dropping the workload's default horizon or writing
     defaults into params (which would change every id when a default is added)."""
     spec = make_spec("contradiction", "ebbinghaus", 0)
-    assert spec == JobSpec("contradiction", "ebbinghaus", 0, 3000, (), 5)
+    assert spec == JobSpec("contradiction", "ebbinghaus", 0, 3000, (), 5, workload_version="2")

@@ -4,7 +4,15 @@ import importlib
 import pkgutil
 
 from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
-from workloads.registry import WORKLOADS, Vocabulary, Workload, register_workload
+from workloads.registry import (
+    WORKLOADS,
+    Vocabulary,
+    Workload,
+    current_builtin_names,
+    is_retired,
+    register_retired_workload,
+    register_workload,
+)
 
 # Adding a workload is one module here: each is imported (in name order) and its
 # ``@register_workload`` registers it.
@@ -22,5 +30,8 @@ __all__ = [
     "Tick",
     "Vocabulary",
     "Workload",
+    "current_builtin_names",
+    "is_retired",
+    "register_retired_workload",
     "register_workload",
 ]

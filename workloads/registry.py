@@ -13,6 +13,11 @@ from workloads.events import Event
 class Workload(Protocol):
     """A named, versioned, seeded event generator.
 
+    ``name`` is the workload's name without a version; ``version`` its stream's version.
+    A change that alters any stream of a workload is a new version: the current one is
+    registered under ``name`` (and ``name@version``), a retired one under
+    ``name@version`` only, so its streams stay reproducible (``lifecycle@1``).
+
     ``Params`` is a frozen dataclass whose fields are the workload's parameters
     (defaults, and validation in ``__post_init__``); ``events`` yields lazily.
     ``description`` is a one-paragraph summary (shown by ``fbench list workloads``);
@@ -66,14 +71,47 @@ def as_workload(obj: Any, name: str) -> Workload:
     return inst
 
 
+VERSION_MARK = "@"
+
+
+def _derive(name: str) -> Workload | None:
+    """``name@version`` for the current version of ``name`` (a plugin's included)."""
+    base, mark, version = name.rpartition(VERSION_MARK)
+    if not mark or VERSION_MARK in base or base not in WORKLOADS:
+        return None
+    current = WORKLOADS[base]
+    return current if current.version == version else None
+
+
 WORKLOADS: Registry[Workload] = Registry("workload", group="fbench.workloads",
-                                         adapt=as_workload)
+                                         adapt=as_workload, derive=_derive,
+                                         derived_origin=lambda name: WORKLOADS.origin(
+                                             name.rpartition(VERSION_MARK)[0]))
 
 
 def register_workload(obj: Any) -> Any:
-    """Class decorator: instantiate and register a workload under its ``name``."""
+    """Class decorator: instantiate and register the current version of a workload under
+    its ``name`` (``name@version`` resolves to it too)."""
     inst = obj()
     WORKLOADS.add(inst.name, inst)
     return obj
+
+
+def register_retired_workload(obj: Any) -> Any:
+    """Class decorator: register a retired version of a workload under
+    ``name@version`` only, so its old streams can still be asked for by name."""
+    inst = obj()
+    WORKLOADS.add(f"{inst.name}{VERSION_MARK}{inst.version}", inst)
+    return obj
+
+
+def is_retired(name: str) -> bool:
+    """Whether ``name`` pins a version (``lifecycle@1``): left out of default sweeps."""
+    return VERSION_MARK in name
+
+
+def current_builtin_names() -> list[str]:
+    """fbench's own workloads at their current versions (the default sweep's)."""
+    return [n for n in WORKLOADS.builtin_names() if not is_retired(n)]
 
 

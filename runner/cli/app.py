@@ -144,7 +144,8 @@ def sweep(
         p = prepared.plan
         aside = (f", {len(p.quarantine)} shard(s) that do not validate to quarantine"
                  if p.quarantine else "")
-        aside += (f", {len(p.superseded)} shard(s) of changed plugin code set aside"
+        aside += (f", {len(p.superseded)} shard(s) of changed plugin code or workload "
+                  "version set aside"
                   if p.superseded else "")
         console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before"
                       f"{aside}, {prepared.executor} executor, out {folder}", markup=False)
@@ -152,8 +153,9 @@ def sweep(
         return
     result = _run_with_progress(prepared)
     if result.superseded:
-        err.print(f"set aside {len(result.superseded)} shard(s) of plugin code that has "
-                  f"changed to {folder / 'superseded'} (kept); their jobs ran again", markup=False)
+        err.print(f"set aside {len(result.superseded)} shard(s) of plugin code or a workload "
+                  f"version that has changed to {folder / 'superseded'} (kept); their jobs ran "
+                  "again", markup=False)
     if result.quarantined:
         err.print(f"quarantined {len(result.quarantined)} shard(s) that did not validate to "
                   f"{folder / 'quarantine'} (kept, not deleted); their jobs ran again",

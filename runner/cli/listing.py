@@ -57,6 +57,7 @@ def _list_workloads(extra: list[str]) -> RenderableType:
     from rich.text import Text
 
     from workloads import WORKLOADS
+    from workloads.headroom import notes as notes_of
 
     t = Table(Column("workload", no_wrap=True), "version", "horizon unit", "default horizon",
               "parameters (workload.*)", "from")
@@ -65,7 +66,9 @@ def _list_workloads(extra: list[str]) -> RenderableType:
         w = WORKLOADS.lookup(name, "workload")
         _row(t, name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
              WORKLOADS.origin(name).describe())
-        notes.append(Text.assemble((name, "bold"), f": {w.description}\n"))
+        headroom = notes_of(name) if WORKLOADS.origin(name).source == "builtin" else None
+        notes.append(Text.assemble((name, "bold"), f": {w.description}"
+                                   + (f" Headroom: {headroom}" if headroom else "") + "\n"))
     return Group(t, *notes)
 
 

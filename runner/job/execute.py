@@ -32,6 +32,7 @@ def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = Non
     cols: dict[str, list[Any]] = {
         "job_id": [spec.job_id] * n,
         "workload": [spec.workload] * n,
+        "workload_version": [spec.workload_version] * n,
         "policy": [spec.policy] * n,
         "seed": [spec.seed] * n,
         "horizon": [spec.horizon] * n,

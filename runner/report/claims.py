@@ -264,6 +264,11 @@ CLAIMS = (
     Claim("L-4", LETHE, "LIFO ties keep-all",
           Equivalent("lifecycle", f"lifo {CAP}", "keep_all", "accuracy_at_1"),
           "top-1 accuracy: paired Δ inside ± 0.01"),
+    Claim("L-5", LETHE, "At capacity 100, frequency beats recency beats arrival order "
+          "(R@1: LFU 0.778 > LRU 0.711 > FIFO 0.467 in the 0.1.1 table)",
+          All((Extreme("lifecycle", f"lfu {CAP}", (f"lru {CAP}",), "accuracy_at_1", True),
+               Extreme("lifecycle", f"lru {CAP}", (f"fifo {CAP}",), "accuracy_at_1", True))),
+          "top-1 accuracy: paired lfu − lru > 0 and lru − fifo > 0"),
 )
 
 

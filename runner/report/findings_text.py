@@ -1,8 +1,9 @@
 """The report's numbered findings, as text: first the seeds' claims (``runner.report.claims``),
-then what fbench adds, each computed from the comparisons table: the primary family's
-verdicts per setting, the three-axis frontier, the least regret against the oracle at each
-budget, and each incumbent against the baseline at its own embedder. Also the marks the
-per-setting tables put after a value (its primary verdict)."""
+then what fbench adds, each computed from the comparisons table or the summary: the
+primary family's verdicts per setting, learned_forget's operating point
+(``runner.report.learned_point``), the three-axis frontier, the least regret against the
+oracle at each budget, and each incumbent against the baseline at its own embedder. Also
+the marks the per-setting tables put after a value (its primary verdict)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from runner.report import learned_point
 from runner.report.blocks import setting_title
 from runner.report.claims import Result, claim_level
 from runner.report.findings import ReportIndex, frontier3
@@ -129,6 +131,8 @@ def findings(folders: Sequence[tuple[str, ReportIndex, list[dict[str, Any]]]],
     items = _claims(claims)
     for name, idx, cmp in folders:
         items += [t for t in [_tally(name, cmp)] if t]
+        if not name:  # the report's own sweep
+            items += [t for t in [learned_point.finding(idx)] if t]
         items += [t for s in idx.settings() if (t := _regret(cmp, s))]
         items += _incumbents(cmp)
     if not items:

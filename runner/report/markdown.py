@@ -141,8 +141,11 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
     lines += list(found) if found is not None else findings([("", idx, cmp)], claims)
     if reproduction:
         lines += ["## Reproduction of the seeds", "",
+                  "Holds in kind: yes or no by the verdict of the seed's claim the number "
+                  "bears on (its test and effect are in Findings); a number no claim of the "
+                  "seed's covers is shown, not judged.", "",
                   *table(["seed", "quantity", "published", "fbench mean ± h", "definition",
-                          "claim"], reproduction, "llrrll"), ""]
+                          "holds in kind"], reproduction, "llrrll"), ""]
     lines += images([p for p in plots.plots if p.kind == "frontier"][:1], folder)
     for setting in idx.settings():
         lines += _setting(idx, cmp, setting, plots, folder)

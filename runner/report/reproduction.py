@@ -29,6 +29,8 @@ class Published:
 MISS_AT_1 = "1-accuracy_at_1"  # the Lethe write-up's "false-forget": a top-1 miss
 FB_DEF = "same (fbench matches its seed 0 to 3 decimals)"
 LETHE_WORKLOAD = "differs: fbench's lifecycle, not the write-up's workload"
+LETHE_011 = ("differs: the 0.1.1 table ran 30 days on every durable fact captured first; "
+             "fbench's lifecycle, 365 days, a quarter captured late")
 PUBLISHED = (
     Published("Forgetting-Bench", "contradiction, keep-everything", 0.807, "contradiction",
               "keep_all", "contradiction_rate", FB_DEF, "FB-1"),
@@ -56,6 +58,14 @@ PUBLISHED = (
               LETHE_WORKLOAD, "L-2"),
     Published("Lethe", "R@1, FIFO(100)", 0.493, "lifecycle", "fifo capacity_fraction=2.5",
               "accuracy_at_1", LETHE_WORKLOAD, "L-1"),
+    # The 0.1.1 release table (30 days, 3 seeds) is the write-up's only one with LRU, LFU
+    # and LIFO; the later write-up's table has FIFO alone among the capacity policies.
+    Published("Lethe", "R@1, LRU(100), 0.1.1 table", 0.711, "lifecycle",
+              "lru capacity_fraction=2.5", "accuracy_at_1", LETHE_011, "L-5"),
+    Published("Lethe", "R@1, LFU(100), 0.1.1 table", 0.778, "lifecycle",
+              "lfu capacity_fraction=2.5", "accuracy_at_1", LETHE_011, "L-5"),
+    Published("Lethe", "R@1, LIFO(100), 0.1.1 table", 0.800, "lifecycle",
+              "lifo capacity_fraction=2.5", "accuracy_at_1", LETHE_011, "L-4"),
     Published("Lethe", "final size, naive", 1677, "lifecycle", "keep_all", "final_size",
               LETHE_WORKLOAD, "L-2"),
     Published("Lethe", "final size, lethe", 1068, "lifecycle", "lethe", "final_size",
@@ -80,6 +90,16 @@ PUBLISHED = (
 )
 
 
+IN_KIND = {"held": "yes", "not held": "no", "inconclusive": "undecided", "not run": "not run"}
+
+
+def in_kind(claim: str, verdicts: dict[str, str]) -> str:
+    """"yes (L-1 held)", "no (L-2 not held)", ...; "no claim" for a number none covers."""
+    if claim not in verdicts:
+        return "no claim"
+    return f"{IN_KIND[verdicts[claim]]} ({claim} {verdicts[claim]})"
+
+
 def rows(evidence: Sequence[Evidence], results: Sequence[Result]) -> list[list[str]]:
     """seed, quantity, published, fbench mean ± h (n), definition, claim and its verdict."""
     verdicts = {r.claim.id: r.outcome.verdict for r in results}
@@ -95,6 +115,5 @@ def rows(evidence: Sequence[Evidence], results: Sequence[Result]) -> list[list[s
             d = 3 if abs(p.value) < 10 else 0
             text = f"{stats.mean(x):.{d}f} ± {(hi - lo) / 2:.{d}f} (n={len(x)})"
         pub = f"{p.value:.3f}" if abs(p.value) < 10 else f"{p.value:,.0f}"
-        out.append([p.seed, p.quantity, pub, text, p.definition,
-                    f"{p.claim}: {verdicts.get(p.claim, '—')}"])
+        out.append([p.seed, p.quantity, pub, text, p.definition, in_kind(p.claim, verdicts)])
     return out

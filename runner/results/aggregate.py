@@ -134,6 +134,15 @@ def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
     groups: dict[Cell, list[int]] = {}
     for i, key in enumerate(zip(*cols, strict=True)):
         groups.setdefault(key, []).append(i)
+    for key, rows in groups.items():
+        seen: dict[int, int] = {}
+        for i in rows:
+            if seeds[i] in seen:
+                raise FbenchError(
+                    f"{key[0]} {key[3]} has two jobs for seed {seeds[i]} ({ids[seen[seeds[i]]]} "
+                    f"and {ids[i]}: shards of another workload version or plugin version); "
+                    "remove the old shards or sweep into a fresh folder")
+            seen[seeds[i]] = i
     return {
         key: np.array(sorted(rows, key=lambda i: seeds[i]), dtype=np.int64)
         for key, rows in sorted(groups.items(), key=lambda kv: cell_sort_key(kv[0]))

@@ -24,6 +24,7 @@ N_CHECKPOINTS = 20
 COORDINATES = [
     ("job_id", pa.string()),
     ("workload", pa.string()),
+    ("workload_version", pa.string()),  # the version of the workload's stream
     ("policy", pa.string()),
     ("seed", pa.int64()),
     ("horizon", pa.int64()),

@@ -23,6 +23,11 @@ class JobSpec:
     its SHA-256): after a plugin changes, its jobs have new ids and rerun. fbench's own
     memories and workloads add nothing (their code is the shards' version and commit),
     so their ids stay as they were.
+
+    ``workload_version`` is the version of the workload's stream the job ran (its
+    ``version``). Version 1 is not written out, so the ids of jobs on streams that never
+    changed stay as they were; a job on another version has another id, so a sweep
+    never resumes from shards of a retired stream.
     """
 
     workload: str
@@ -32,6 +37,7 @@ class JobSpec:
     params: tuple[tuple[str, Scalar], ...] = field(default_factory=tuple)
     k: int = 5
     code: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    workload_version: str = "1"
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -44,11 +50,14 @@ class JobSpec:
         }
         if self.code:
             d["code"] = dict(self.code)
+        if self.workload_version != "1":
+            d["workload_version"] = self.workload_version
         return d
 
     def without_code(self) -> JobSpec:
-        """The same cell whatever code runs it (what a sweep resumes by)."""
-        return dataclasses.replace(self, code=())
+        """The same cell whatever code runs it, plugin code and workload version alike
+        (what a sweep resumes by: a job of a changed stream supersedes the old one)."""
+        return dataclasses.replace(self, code=(), workload_version="1")
 
     def canonical_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
@@ -67,4 +76,5 @@ class JobSpec:
             params=tuple(sorted(d.get("params", {}).items())),
             k=int(d.get("k", 5)),
             code=tuple(sorted(d.get("code", {}).items())),
+            workload_version=str(d.get("workload_version", "1")),
         )

@@ -64,7 +64,7 @@ def make_spec(
              "store": "the reference store"}
     canonical = resolve(params, declared(m, w), where)
     return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k,
-                   code_identity(policy, workload))
+                   code_identity(policy, workload), workload_version=w.version)
 
 
 def code_identity(policy: str, workload: str) -> tuple[tuple[str, str], ...]:
@@ -111,6 +111,11 @@ def materialize(spec: JobSpec) -> Resolved:
         raise RegistryError(
             f"plugin code differs from the sweep's: {dict(spec.code) or 'fbench only'} there, "
             f"{dict(here) or 'fbench only'} here; install the same plugin version everywhere")
+    if w.version != spec.workload_version:
+        raise RegistryError(
+            f"workload {spec.workload!r} is version {w.version} here but the job ran version "
+            f"{spec.workload_version}; ask for {spec.workload}@{spec.workload_version} to "
+            "rerun the old stream, or rerun the sweep for the current one")
     params = dict(spec.params)
     workload_params = build(w.Params, params, "workload", spec.workload)
     store_params = (build(m.StoreParams, params, "store", "the reference store")

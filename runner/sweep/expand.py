@@ -25,7 +25,7 @@ from runner.spec.jobspec import JobSpec
 from runner.spec.params import NAMESPACES, Scalar, fields_of
 from runner.spec.resolve import make_spec
 from runner.sweep.family import compare_pairs, primary_metrics
-from workloads import WORKLOADS, Workload
+from workloads import WORKLOADS, Workload, current_builtin_names
 
 DEFAULT_SEEDS = 5
 DEFAULT_BASELINE = "keep_all"
@@ -77,12 +77,13 @@ def policy_names(spec: SweepSpec) -> list[str]:
 
 
 def workload_names(spec: SweepSpec) -> list[str]:
-    """The sweep's workloads as given; by default fbench's own (plugins only by name)."""
+    """The sweep's workloads as given; by default fbench's own at their current versions
+    (retired versions and plugins only by name)."""
     if spec.workloads:
         for w in spec.workloads:
             lookup(WORKLOADS, w, "workload")
         return list(spec.workloads)
-    return WORKLOADS.builtin_names()
+    return current_builtin_names()
 
 
 def horizon_of(raw: str, workload: Workload) -> int:

@@ -60,8 +60,9 @@ class Plan:
     # files in OUT/shards that do not validate (this sweep's or stray): moved aside
     # to OUT/quarantine when the sweep starts, never deleted
     quarantine: list[Path] = field(default_factory=list)
-    # shards of jobs whose plugin code has changed: moved to OUT/superseded (the new
-    # code's jobs run instead; the old rows are never aggregated with the new)
+    # shards of jobs whose plugin code or workload version has changed: moved to
+    # OUT/superseded (the new code's jobs run instead; the old rows are never aggregated
+    # with the new)
     superseded: list[Path] = field(default_factory=list)
 
 
@@ -122,7 +123,7 @@ def plan(jobs: list[JobSpec], out: Path, overwrite: str, spec: SweepSpec | None 
     layout = Layout(out)
     have = layout.sources()
     ids = {j.job_id for j in jobs}
-    # jobs of the recorded sweep whose plugin code has changed since: set aside
+    # jobs of the recorded sweep whose plugin code or workload version changed: set aside
     outdated = {j.job_id for j in old_jobs if j.job_id not in ids and j.job_id in have}
     in_parts = sorted(outdated - set(layout.raw))
     if in_parts:

@@ -123,16 +123,28 @@ Randomness
 
 from workloads.lifecycle.params import LifecycleParams
 from workloads.lifecycle.stream import stream_seed
+from workloads.lifecycle.stream2 import LifecycleParams2
 from workloads.lifecycle.variants import (
-    Bursty,
     BurstyParams,
-    DurableHeavy,
+    BurstyV1,
     DurableHeavyParams,
-    HighFreqSkew,
+    DurableHeavyV1,
     HighFreqSkewParams,
+    HighFreqSkewV1,
+    LifecycleV1,
+    RecencyBiasedParams,
+    RecencyBiasedV1,
+)
+from workloads.lifecycle.variants2 import (
+    Bursty,
+    BurstyParams2,
+    DurableHeavy,
+    DurableHeavyParams2,
+    HighFreqSkew,
+    HighFreqSkewParams2,
     Lifecycle,
     RecencyBiased,
-    RecencyBiasedParams,
+    RecencyBiasedParams2,
 )
 from workloads.lifecycle.vocab import CATEGORIES, DURABLE_BANK, EPHEMERAL_BANK, Attr, Fact
 
@@ -143,14 +155,24 @@ __all__ = [
     "Attr",
     "Bursty",
     "BurstyParams",
+    "BurstyParams2",
+    "BurstyV1",
     "DurableHeavy",
     "DurableHeavyParams",
+    "DurableHeavyParams2",
+    "DurableHeavyV1",
     "Fact",
     "HighFreqSkew",
     "HighFreqSkewParams",
+    "HighFreqSkewParams2",
+    "HighFreqSkewV1",
     "Lifecycle",
     "LifecycleParams",
+    "LifecycleParams2",
+    "LifecycleV1",
     "RecencyBiased",
     "RecencyBiasedParams",
+    "RecencyBiasedParams2",
+    "RecencyBiasedV1",
     "stream_seed",
 ]

@@ -121,6 +121,10 @@ class DayStream:
             "recent" if recent else "durable",
         ))
 
+    def pick(self, pool: list[Fact]) -> Fact:
+        """The fact a question asks about, from its pool (uniform)."""
+        return self.rng.choice(pool)
+
     def recent_pool(self, t: int) -> list[Fact]:
         pool = [f for f in EPHEMERAL_BANK if self.valid_until.get(f.slot, -1) >= t]
         pool += [f for f in self.captured if t - self.written[f.slot] < self.p.recent_days]
@@ -157,7 +161,7 @@ class DayStream:
             else:
                 pool = self.captured or recent
             if pool:
-                targets.append(rng.choice(pool))
+                targets.append(self.pick(pool))
         rng.shuffle(targets)
         for fact in targets:
             yield self.question(fact, t)

@@ -1,5 +1,6 @@
-"""The registered lifecycle workloads: the shared ``Workload`` body and one named preset
-(a ``Params`` subclass and a description) per variant."""
+"""The lifecycle workloads of version 1 (retired: ``lifecycle@1`` and the variants'
+``@1`` names): the shared ``Workload`` body and one named preset (a ``Params`` subclass
+and a description) per variant. Their streams are what they always were."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from workloads.events import Event
 from workloads.lifecycle.params import LifecycleParams
 from workloads.lifecycle.stream import DayStream, stream_seed
 from workloads.lifecycle.vocab import CATEGORIES, DURABLE_BANK, EPHEMERAL_BANK, UPDATE_KINDS
-from workloads.registry import Vocabulary, register_workload
+from workloads.registry import Vocabulary, register_retired_workload
 
 
 class _Lifecycle:
@@ -38,11 +39,14 @@ class _Lifecycle:
         """The number of distinct durable-fact slots of a stream (ephemeral topics excluded)."""
         return params.n_durable
 
+    def stream(self, rng: random.Random, horizon: int, params: LifecycleParams) -> DayStream:
+        return DayStream(rng, horizon, params)
+
     def events(self, seed: int, horizon: int, params: LifecycleParams) -> Iterator[Event]:
         rng = random.Random(stream_seed(self.name, seed))
         if horizon <= 0:
             return
-        stream = DayStream(rng, horizon, params)
+        stream = self.stream(rng, horizon, params)
         for t in range(horizon):
             yield from stream.day(t)
 
@@ -62,10 +66,11 @@ _COMMON = (
 )
 
 
-@register_workload
-class Lifecycle(_Lifecycle):
+@register_retired_workload
+class LifecycleV1(_Lifecycle):
     name = "lifecycle"
     description = (
+        "Version 1 of the lifecycle family. "
         "Lethe's default mix: a simulated agent session over days, 5-8 captures and 3-5 "
         "questions a day (30% drawn from recent items): about 2,350 captures and 1,450 "
         "questions over 365 days." + _COMMON.format(n=40)
@@ -80,11 +85,12 @@ class DurableHeavyParams(LifecycleParams):
     questions_max: int = 2
 
 
-@register_workload
-class DurableHeavy(_Lifecycle):
+@register_retired_workload
+class DurableHeavyV1(_Lifecycle):
     name = "lifecycle.durable_heavy"
     Params = DurableHeavyParams
     description = (
+        "Version 1 of the lifecycle family. "
         "Lethe's durable_heavy: every captured durable fact is asked every day (30 facts, "
         "about 8,900 questions over 365 days), on top of 1-2 ordinary questions a day; "
         "otherwise the default mix. Long-term retention is exercised constantly, so a "
@@ -97,11 +103,12 @@ class RecencyBiasedParams(LifecycleParams):
     p_recent_question: float = 0.8
 
 
-@register_workload
-class RecencyBiased(_Lifecycle):
+@register_retired_workload
+class RecencyBiasedV1(_Lifecycle):
     name = "lifecycle.recency_biased"
     Params = RecencyBiasedParams
     description = (
+        "Version 1 of the lifecycle family. "
         "Lethe's recency_biased: 80% of questions are drawn from recent items (ephemeral "
         "items still valid and durable facts written in the last 7 days), the rest from all "
         "captured durable facts; otherwise the default mix. Rewards short-term memory while "
@@ -114,11 +121,12 @@ class HighFreqSkewParams(LifecycleParams):
     hot_per_day: int = 10
 
 
-@register_workload
-class HighFreqSkew(_Lifecycle):
+@register_retired_workload
+class HighFreqSkewV1(_Lifecycle):
     name = "lifecycle.high_freq_skew"
     Params = HighFreqSkewParams
     description = (
+        "Version 1 of the lifecycle family. "
         "Lethe's high_freq_skew: one durable fact (drawn among those captured early) is "
         "asked 10 more times every day once captured, on top of the default 3-5 questions, "
         "so a frequency signal concentrates on it while the other facts go cold."
@@ -131,11 +139,12 @@ class BurstyParams(LifecycleParams):
     burst_share: float = 0.1
 
 
-@register_workload
-class Bursty(_Lifecycle):
+@register_retired_workload
+class BurstyV1(_Lifecycle):
     name = "lifecycle.bursty"
     Params = BurstyParams
     description = (
+        "Version 1 of the lifecycle family. "
         "Lethe's bursty: each day is independently a burst day with probability 0.1 (about "
         "37 of 365), with 50 captures and 10 questions instead of 5-8 and 3-5, in the same "
         "mix; capacity-bounded policies face real overflow pressure on burst days."
