@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +143,69 @@ def test_lethe_consolidates_on_turn_streams(seed: int) -> None:
     assert lethe["contradiction_rate"] < keep["contradiction_rate"]
     assert (json.dumps(final("contradiction@1", "lethe"), sort_keys=True)
             == json.dumps(final("contradiction@1", "keep_all"), sort_keys=True))
+
+
+RETIRED_NUMBERS = Path(__file__).parent / "golden" / "retired_streams.json"
+
+
+@pytest.mark.slow
+def test_retired_streams_give_their_old_numbers_exactly() -> None:
+    """Prevents a retired version drifting (the promise of `lifecycle@1` and
+    `contradiction@1`): final metrics of full-horizon jobs, copied from the shards of the
+    RESULTS.md sweep that ran before version 2 existed (commit eb049e5, under the
+    unversioned names), are reproduced exactly under the versioned names."""
+    cases = json.loads(RETIRED_NUMBERS.read_text())
+    assert {c["workload"] for c in cases} == {"lifecycle@1", "lifecycle.bursty@1",
+                                              "contradiction@1", "contradiction.retrievable@1"}
+    for c in cases:
+        got = run_job(make_spec(c["workload"], c["policy"], c["seed"], c["horizon"])).metrics()
+        assert {k: got[k] for k in c["metrics"]} == c["metrics"], (c["workload"], c["policy"])
+
+
+def test_a_sweep_resumed_after_a_version_change_reruns_and_sets_old_shards_aside(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents old-stream shards being resumed as if current, or aggregated with the new
+    (one cell counting a seed twice): after the workload's version changes, the same sweep
+    in the same folder reruns its jobs, moves the old shards to OUT/superseded, and the
+    summary has each seed once."""
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+
+    out = tmp_path / "o"
+    args = ["sweep", "--policies", "keep_all", "--workloads", "contradiction", "--seeds", "2",
+            "--horizons", "120", "--executor", "inline", "--out", str(out), "--no-report"]
+    runner = CliRunner()
+    assert runner.invoke(app, args).exit_code == 0
+    monkeypatch.setattr(WORKLOADS["contradiction"], "version", "9")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "set aside 2 shard(s)" in res.output
+    assert len(list((out / "superseded").rglob("*.parquet"))) == 2
+    shards = [pq.read_table(p) for p in (out / "shards").rglob("*.parquet")]
+    assert sorted(set(t.column("workload_version").to_pylist()) for t in shards) == [
+        {"9"}, {"9"}]
+    res = runner.invoke(app, ["aggregate", str(out)])
+    assert res.exit_code == 0, res.output
+    summary = pq.read_table(out / "summary.parquet").to_pylist()
+    assert {r["n"] for r in summary if r["metric"] == "recall_at_k"} == {2}
+
+
+def test_aggregate_refuses_two_jobs_for_one_seed_of_a_cell(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a summary that counts a seed twice when a folder holds shards of two
+    versions of a stream for one cell (copied in by hand): one line naming both jobs."""
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+    from runner.results.shard import shard_path, write_shard
+
+    out = tmp_path / "o"
+    for version in ("2", "9"):
+        monkeypatch.setattr(WORKLOADS["contradiction"], "version", version)
+        spec = make_spec("contradiction", "keep_all", 0, 120)
+        write_shard(shard_path(out, spec), execute(spec.canonical_json(), "test").table)
+    res = CliRunner().invoke(app, ["aggregate", str(out)])
+    assert res.exit_code == 2
+    assert "has two jobs for seed 0" in res.output and "Traceback" not in res.output

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.report.blocks import table
+from workloads.headroom import UNMET
 
 
 def load(folder: Path) -> list[dict[str, Any]]:
@@ -37,4 +38,18 @@ def section(docs: list[dict[str, Any]]) -> list[str]:
             "queries; (d) some false-forget rate in [0.05, 0.5].", "",
             *table(["workload", "seeds", "a", "b", "c", "d",
                     "best vs oracle (current recall, no budget)", "saturated", "impossible",
-                    "identical"], rows, "lrlllllrrl"), ""]
+                    "identical"], rows, "lrlllllrrl"), "", *_why(docs)]
+
+
+def _why(docs: list[dict[str, Any]]) -> list[str]:
+    """Each criterion a workload does not meet, with the reason its notes give
+    (``workloads.headroom``, also in `fbench list workloads`)."""
+    lines = []
+    for d in docs:
+        notes = UNMET.get(d["workload"], {})
+        for c in d["criteria"]:
+            key = c["name"][0]
+            if not c["met"]:
+                why = notes.get(key, "no reason recorded for this workload")
+                lines.append(f"- `{d['workload']}` ({key}) not met: {why}")
+    return ["Not met, and why:", "", *lines, ""] if lines else []
