@@ -16,8 +16,8 @@ and forgetting choices matter (``LifecycleParams2``):
   what is still needed.
 
 Everything else (captures, updates, ephemeral items, late facts, the category of a
-question) is version 1's rule; the random draws differ from version 1's from the first
-interfering mention on.
+question) is version 1's rule; the random draws differ from version 1's from the start
+(the rarely asked facts are drawn when the stream begins).
 """
 
 from __future__ import annotations
