@@ -1,0 +1,150 @@
+"""The trace format and the ``trace`` workload: any workload exported and replayed gives
+the same numbers, a malformed trace is one line naming its line, and a trace's content
+is part of a job's identity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from runner.cli import app
+from runner.job.run import run_job
+from runner.metrics import METRICS
+from runner.spec.resolve import make_spec
+from workloads import current_builtin_names
+
+SHORT = {"turns": 400, "days": 30}  # a short horizon per unit: the round trip is exact
+POLICIES = ("keep_all", "last_write_wins", "lethe", "ttl", "lru", "oracle")
+
+
+def export(tmp: Path, workload: str, seed: int, horizon: int, name: str = "t.jsonl") -> Path:
+    out = tmp / name
+    res = CliRunner().invoke(app, ["trace", "export", workload, "--seed", str(seed),
+                                   "--horizon", str(horizon), "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def deterministic(metrics: dict[str, float]) -> str:
+    return json.dumps({k: v for k, v in metrics.items() if not METRICS[k].timing},
+                      sort_keys=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workload", current_builtin_names())
+def test_an_exported_trace_replays_to_the_same_numbers(workload: str, tmp_path: Path) -> None:
+    """Prevents a trace format that loses anything a memory or the scorer uses (text, time,
+    meta and tags, ticks, truth, categories, the vocabulary an extractor is given): each
+    policy on the exported trace scores exactly as on the workload, metric for metric."""
+    from workloads import WORKLOADS
+
+    horizon = SHORT[WORKLOADS[workload].horizon_unit]
+    path = export(tmp_path, workload, 2, horizon)
+    for policy in POLICIES:
+        want = run_job(make_spec(workload, policy, 2, horizon)).metrics()
+        got = run_job(make_spec("trace", policy, 2, params=[("workload.path", str(path))]))
+        assert deterministic(got.metrics()) == deterministic(want), policy
+
+
+def test_the_trace_horizon_and_seed_paths(tmp_path: Path) -> None:
+    """Prevents a trace job that ignores the file's horizon or cannot pick a file per seed:
+    the default horizon is the header's, and {seed} in the path names each seed's file."""
+    for seed in (0, 1):
+        export(tmp_path, "contradiction", seed, 200 + seed, f"s{seed}.jsonl")
+    pattern = str(tmp_path / "s{seed}.jsonl")
+    for seed in (0, 1):
+        spec = make_spec("trace", "keep_all", seed, params=[("workload.path", pattern)])
+        assert spec.horizon == 200 + seed
+
+
+def test_an_edited_trace_is_another_job(tmp_path: Path) -> None:
+    """Prevents reusing results of a trace that has since changed: the file's SHA-256 is
+    in the job's identity, and a job planned before the edit refuses to run after it."""
+    from fbench.registry import RegistryError
+    from runner.spec.resolve import materialize
+
+    path = export(tmp_path, "contradiction", 0, 200)
+    before = make_spec("trace", "keep_all", 0, params=[("workload.path", str(path))])
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-5]) + "\n")
+    after = make_spec("trace", "keep_all", 0, params=[("workload.path", str(path))])
+    assert before.job_id != after.job_id
+    assert dict(before.code)["data"].startswith("sha256:")
+    with pytest.raises(RegistryError, match="changed since the job was planned"):
+        materialize(before)
+
+
+HEADER = {"format": "fbench-trace", "version": 1, "horizon": 10, "horizon_unit": "turns",
+          "categories": {"fact": "facts"}, "update_kinds": {},
+          "vocabulary": {"entities": ["ann"], "phrases": [["home city", "home_city"]]},
+          "distinct_facts": 1}
+OBS = {"type": "observe", "t": 0, "text": "Ann's home city is oslo.", "meta": {},
+       "truth": {"slot": "ann.home_city", "value": "oslo", "kind": "fact"}}
+QUERY = {"type": "query", "t": 1, "text": "Where does Ann live?",
+         "truth": {"slot": "ann.home_city", "value": "oslo", "stale": [], "category": "fact"}}
+
+BAD = [  # (lines after the header, or a whole file; the line and field the error names)
+    ("{not json", ":2: line: is not JSON"),
+    (json.dumps({**OBS, "text": None}), ":2: text: must be a non-empty string"),
+    (json.dumps({k: v for k, v in OBS.items() if k != "truth"}), ":2: truth: must be an"),
+    (json.dumps(OBS) + "\n" + json.dumps({**QUERY, "t": 0}) + "\n" + json.dumps(
+        {"type": "tick", "t": -1}), ":4: t: must be an integer >= 0"),
+    (json.dumps({**OBS, "t": 3}) + "\n" + json.dumps({**QUERY, "t": 2}),
+     ":3: t: 2 comes after 3"),
+    (json.dumps(OBS) + "\n" + json.dumps(
+        {**QUERY, "truth": {**QUERY["truth"], "category": "gossip"}}),
+     ":3: truth.category: 'gossip' is not one of the header's categories"),
+    (json.dumps(QUERY), ":2: type: a query before any observation"),
+    (json.dumps({**OBS, "t": 10}), ":2: t: 10 is not before the header's horizon 10"),
+    (json.dumps({**OBS, "type": "remember"}), ":2: type: 'remember' is not observe"),
+    (json.dumps({**OBS, "truth": {**OBS["truth"], "value": None}}),
+     ":2: truth.value: slot and value are both set or both null"),
+    (json.dumps(OBS) + "\n\n" + json.dumps(QUERY), ":3: line: is empty"),
+    ("HEADER:" + json.dumps({**HEADER, "version": 2}), ":1: version: is 2"),
+    ("HEADER:" + json.dumps({**HEADER, "format": "jsonl"}), ":1: format: must be"),
+    ("HEADER:" + json.dumps({**HEADER, "horizon_unit": "hours"}), ":1: horizon_unit: must be"),
+    ("HEADER:" + json.dumps({**HEADER, "update_kinds": {"x": "odd"}}),
+     ":1: update_kinds.x: must be one of canonical, hard"),
+]
+
+
+def _write(tmp: Path, body: str) -> Path:
+    path = tmp / "bad.jsonl"
+    if body.startswith("HEADER:"):
+        path.write_text(body.removeprefix("HEADER:") + "\n" + json.dumps(OBS) + "\n")
+    else:
+        path.write_text(json.dumps(HEADER) + "\n" + body + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("body", "message"), BAD)
+def test_a_malformed_trace_is_one_line_naming_its_line(body: str, message: str,
+                                                        tmp_path: Path) -> None:
+    """Prevents a traceback, a vague error or a half-written result for a bad trace: the
+    validator and a job on it each stop with one line naming the file, line and field,
+    exit code 2, and the job writes nothing."""
+    path = _write(tmp_path, body)
+    runner = CliRunner()
+    res = runner.invoke(app, ["trace", "validate", str(path)])
+    assert res.exit_code == 2, res.output
+    assert f"{path}{message}" in res.output and res.output.strip().count("\n") == 0, res.output
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["sweep", "--workloads", "trace", "--policies", "keep_all",
+                              "--param", f"workload.path={path}", "--seeds", "1",
+                              "--executor", "inline", "--out", str(out), "--no-report"])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    assert not list(out.rglob("*.parquet"))
+
+
+def test_a_valid_trace_validates(tmp_path: Path) -> None:
+    """Prevents a validator that rejects the format's own example."""
+    path = tmp_path / "ok.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in (HEADER, OBS, QUERY,
+                                                       {"type": "tick", "t": 1})) + "\n")
+    res = CliRunner().invoke(app, ["trace", "validate", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "1 observations, 1 queries, 1 ticks" in res.output
