@@ -148,3 +148,45 @@ def test_a_valid_trace_validates(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["trace", "validate", str(path)])
     assert res.exit_code == 0, res.output
     assert "1 observations, 1 queries, 1 ticks" in res.output
+
+
+@pytest.mark.parametrize("workload", ["contradiction", "lifecycle"])
+def test_the_parquet_twin_holds_the_same_stream(workload: str, tmp_path: Path) -> None:
+    """Prevents the Parquet twin losing or reordering anything: its events equal the JSON
+    lines', and a policy replaying it scores as on the workload."""
+    from workloads import WORKLOADS
+    from workloads.trace.format import parse
+
+    horizon = SHORT[WORKLOADS[workload].horizon_unit]
+    lines = export(tmp_path, workload, 1, horizon, "t.jsonl")
+    table = export(tmp_path, workload, 1, horizon, "t.parquet")
+    (h1, e1), (h2, e2) = parse(lines), parse(table)
+    assert h1 == h2 and list(e1) == list(e2)
+    want = run_job(make_spec(workload, "lethe", 1, horizon)).metrics()
+    got = run_job(make_spec("trace", "lethe", 1, params=[("workload.path", str(table))]))
+    assert deterministic(got.metrics()) == deterministic(want)
+
+
+def test_a_malformed_parquet_trace_is_one_line(tmp_path: Path) -> None:
+    """Prevents a Parquet file without the trace header, or with a bad row, passing or
+    crashing: one line naming the file and the row (numbered like lines), exit 2."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workloads.trace.columnar import META_KEY, SCHEMA
+
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"x": [1]}), plain)
+    bad = tmp_path / "bad.parquet"
+    rows = [{"type": "observe", "t": 3, "text": "Ann's home city is oslo.", "meta": "{}",
+             "slot": "ann.home_city", "value": "oslo", "kind": "fact", "stale": None,
+             "category": None},
+            {"type": "tick", "t": 1, "text": None, "meta": None, "slot": None, "value": None,
+             "kind": None, "stale": None, "category": None}]
+    schema = SCHEMA.with_metadata({META_KEY: json.dumps(HEADER)})
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), bad)
+    runner = CliRunner()
+    for path, message in ((plain, ":1: header: the file has no 'fbench-trace' metadata"),
+                          (bad, ":3: t: 1 comes after 3")):
+        res = runner.invoke(app, ["trace", "validate", str(path)])
+        assert res.exit_code == 2 and f"{path}{message}" in res.output, res.output

@@ -21,7 +21,8 @@ app.add_typer(trace_app, name="trace")
 @user_errors
 def export(
     workload: Annotated[str, typer.Argument(help="Workload name (see `fbench list workloads`).")],
-    output: Annotated[Path, typer.Option(help="The trace file to write (JSON lines).")],
+    output: Annotated[Path, typer.Option(help="The trace file to write: JSON lines, or its "
+                                         "Parquet twin for a name ending in .parquet.")],
     seed: Annotated[int, typer.Option(help="The stream's seed.")] = 0,
     horizon: Annotated[str | None, typer.Option(metavar="N|Nx", help="Horizon (default: the "
                                                 "workload's own).")] = None,
@@ -33,6 +34,7 @@ def export(
     from runner.results.atomic import write_atomic
     from runner.spec.params import split_assignment
     from runner.spec.resolve import make_spec, materialize
+    from workloads.trace.columnar import write_parquet
     from workloads.trace.format import Header, event_json
 
     spec = make_spec(workload, "keep_all", seed, run_horizon(horizon, workload),
@@ -49,9 +51,13 @@ def export(
 
     def write(tmp: Path) -> None:
         nonlocal n
+        events = w.events(seed, spec.horizon, wp)
+        if output.suffix == ".parquet":
+            n = write_parquet(tmp, header, events)
+            return
         with tmp.open("w", encoding="utf-8") as f:
             f.write(json.dumps(header.to_json(), sort_keys=True) + "\n")
-            for ev in w.events(seed, spec.horizon, wp):
+            for ev in events:
                 f.write(json.dumps(event_json(ev), sort_keys=True, ensure_ascii=False) + "\n")
                 n += 1
 
@@ -63,7 +69,7 @@ def export(
 @trace_app.command("validate")
 @user_errors
 def validate(
-    path: Annotated[Path, typer.Argument(help="The trace file (JSON lines).")],
+    path: Annotated[Path, typer.Argument(help="The trace file (JSON lines, or .parquet).")],
 ) -> None:
     """Check a trace line by line: the header, every event's fields, time order, and
     queries only after an observation. The first problem is one line (exit 2)."""

@@ -36,6 +36,7 @@ class TraceError(ValueError):
     """A trace that cannot be read: ``path:line: field: problem``."""
 
     def __init__(self, path: Path | str, line: int, field: str, problem: str) -> None:
+        # a Parquet trace's rows are numbered like lines: its header is line 1
         where = f"{path}:{line}" if line > 0 else str(path)
         super().__init__(f"{where}: {field}: {problem}")
 
@@ -77,11 +78,11 @@ def _int(value: Any, where: str, err: Any, low: int) -> int:
     return value
 
 
-def read_header(path: Path, line: str) -> Header:
+def read_header(path: Path, doc: dict[str, Any]) -> Header:
+    """The header object (line 1, or the Parquet file's metadata), checked."""
     def err(f: str, problem: str) -> TraceError:
         return TraceError(path, 1, f, problem)
 
-    doc = _object(path, 1, line)
     if doc.get("format") != FORMAT:
         raise err("format", f"must be {FORMAT!r} (is this an fbench trace?)")
     if doc.get("version") != VERSION:
@@ -132,11 +133,11 @@ def _opt_str(value: Any, where: str, err: Any) -> str | None:
     return value
 
 
-def read_event(path: Path, n: int, line: str, header: Header) -> Event:
+def event_of(path: Path, n: int, doc: dict[str, Any], header: Header) -> Event:
+    """One event's object (a JSON line, or a Parquet row) as an event (checked)."""
     def err(f: str, problem: str) -> TraceError:
         return TraceError(path, n, f, problem)
 
-    doc = _object(path, n, line)
     kind = doc.get("type")
     t = _int(doc.get("t"), "t", err, 0)
     if t >= header.horizon:
@@ -178,31 +179,48 @@ def read_event(path: Path, n: int, line: str, header: Header) -> Event:
 
 def parse(path: Path) -> tuple[Header, Iterator[Event]]:
     """The header (read now) and the events (read lazily, each checked: time never goes
-    backwards, and no query comes before the first observation)."""
+    backwards, and no query comes before the first observation). A ``.parquet`` file is
+    the Parquet twin (``workloads.trace.columnar``); anything else JSON lines."""
+    if path.suffix == ".parquet":
+        from workloads.trace.columnar import read_parquet
+
+        header, docs = read_parquet(path)
+    else:
+        header, docs = _read_lines(path)
+    return header, _checked(path, header, docs)
+
+
+def _read_lines(path: Path) -> tuple[Header, Iterator[tuple[int, dict[str, Any]]]]:
     with path.open(encoding="utf-8") as handle:
         first = handle.readline()
     if not first.strip():
         raise TraceError(path, 1, "header", "the file is empty; line 1 must be the header")
-    header = read_header(path, first)
+    header = read_header(path, _object(path, 1, first))
 
-    def events() -> Iterator[Event]:
-        last, observed = 0, False
+    def docs() -> Iterator[tuple[int, dict[str, Any]]]:
         with path.open(encoding="utf-8") as lines:
             next(lines)
             for n, line in enumerate(lines, start=2):
                 if not line.strip():
                     raise TraceError(path, n, "line", "is empty")
-                ev = read_event(path, n, line, header)
-                if ev.t < last:
-                    raise TraceError(path, n, "t", f"{ev.t} comes after {last}: time must "
-                                     "not go backwards")
-                last = ev.t
-                if isinstance(ev, Query) and not observed:
-                    raise TraceError(path, n, "type", "a query before any observation")
-                observed = observed or isinstance(ev, Observe)
-                yield ev
+                yield n, _object(path, n, line)
 
-    return header, events()
+    return header, docs()
+
+
+def _checked(path: Path, header: Header, docs: Iterator[tuple[int, dict[str, Any]]]
+             ) -> Iterator[Event]:
+    last, observed = 0, False
+    for n, doc in docs:
+        ev = event_of(path, n, doc, header)
+        if ev.t < last:
+            raise TraceError(path, n, "t", f"{ev.t} comes after {last}: time must not go "
+                             "backwards")
+        last = ev.t
+        if isinstance(ev, Query) and not observed:
+            raise TraceError(path, n, "type", "a query before any observation")
+        observed = observed or isinstance(ev, Observe)
+        yield ev
 
 
 def event_json(ev: Event) -> dict[str, Any]:
