@@ -12,12 +12,12 @@ from runner.adapters import MEMORIES
 from runner.adapters.contract import RULES, check_memory
 from runner.job.run import run_job
 from runner.spec.resolve import make_spec, materialize
-from workloads import WORKLOADS, Observe, Query, Tick
+from workloads import WORKLOADS, Observe, Query, Tick, current_builtin_names
 
-# Every workload fbench ships, at horizons small enough for the slow incumbents (fbench
-# check itself uses one stream per family).
+# Every workload fbench ships at its current version, at horizons small enough for the
+# slow incumbents (fbench check itself uses one stream per family).
 STREAMS = tuple((name, 240 if WORKLOADS[name].horizon_unit == "turns" else 12)
-                for name in WORKLOADS.builtin_names())
+                for name in current_builtin_names())
 # Settings worth checking beyond the defaults (any memory not named: its defaults).
 MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
     "lethe_agent": [(("retention", "fifo"), ("capacity", 20)),

@@ -120,11 +120,17 @@ def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None
     from runner.adapters import MEMORIES
     from runner.results.shard import shard_path
     from runner.spec.resolve import make_spec
-    from workloads import WORKLOADS
+    from workloads import WORKLOADS, FromData
 
     out = (tmp_path / "out").resolve()
+    trace = tmp_path / "t.jsonl"  # a workload that reads data is given a file
+    assert CliRunner().invoke(app, ["trace", "export", "contradiction", "--horizon", "20",
+                                    "--output", str(trace)]).exit_code == 0
     for workload in WORKLOADS:
+        params = ([("workload.path", str(trace))] if isinstance(WORKLOADS[workload], FromData)
+                  else [])
         for policy in MEMORIES:
-            path = shard_path(out, make_spec(workload, policy, 0, horizon=10)).resolve()
+            path = shard_path(out, make_spec(workload, policy, 0, horizon=10,
+                                             params=params)).resolve()
             assert path.is_relative_to(out / "shards"), path
             assert ".." not in path.relative_to(out).parts
