@@ -190,3 +190,32 @@ def test_a_malformed_parquet_trace_is_one_line(tmp_path: Path) -> None:
                           (bad, ":3: t: 1 comes after 3")):
         res = runner.invoke(app, ["trace", "validate", str(path)])
         assert res.exit_code == 2 and f"{path}{message}" in res.output, res.output
+
+
+def test_aggregate_never_drops_a_column_silently(tmp_path: Path) -> None:
+    """Prevents the summary quietly losing metrics (a category or plugin metric whose
+    declaration is not installed where aggregate runs): a shard column no installed metric
+    declares stops aggregate with one line naming the file and the column, and the old
+    summary stays."""
+    import pyarrow as pa
+
+    from runner.job.execute import execute
+    from runner.results.atomic import write_parquet
+    from runner.results.shard import shard_path
+
+    out = tmp_path / "o"
+    spec = make_spec("contradiction", "keep_all", 0, 100)
+    table = execute(spec.canonical_json(), "test").table
+    path = shard_path(out, spec)
+    path.parent.mkdir(parents=True)
+    write_parquet(path, table)
+    runner = CliRunner()
+    assert runner.invoke(app, ["aggregate", str(out)]).exit_code == 0
+    before = (out / "summary.parquet").read_bytes()
+    extra = table.append_column("recall_at_k_gossip", pa.array([0.5] * table.num_rows))
+    write_parquet(path, extra)
+    res = runner.invoke(app, ["aggregate", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "no installed metric declares (recall_at_k_gossip)" in res.output
+    assert res.output.strip().count("\n") == 0
+    assert (out / "summary.parquet").read_bytes() == before
