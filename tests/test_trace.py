@@ -219,3 +219,86 @@ def test_aggregate_never_drops_a_column_silently(tmp_path: Path) -> None:
     assert "no installed metric declares (recall_at_k_gossip)" in res.output
     assert res.output.strip().count("\n") == 0
     assert (out / "summary.parquet").read_bytes() == before
+
+
+LONGMEMEVAL = Path(__file__).parent / "fixtures" / "longmemeval_ku.json"
+
+
+def test_longmemeval_knowledge_updates_become_exact_events(tmp_path: Path) -> None:
+    """Prevents a LongMemEval import that guesses: knowledge-update questions only (not
+    abstention, not other types), evidence turns as observations of the question's slot
+    valued by their session, the latest-dated session current and the earlier ones
+    stale, questions whose old and new cannot be told apart left out, one question after
+    another on one day clock with a tick closing each day."""
+    from workloads import Observe as O
+    from workloads import ObserveTruth as OT
+    from workloads import Query as Q
+    from workloads import QueryTruth as QT
+    from workloads import Tick as T
+    from workloads.trace.format import parse
+
+    out = tmp_path / "lme.jsonl"
+    res = CliRunner().invoke(app, ["trace", "import", "longmemeval", str(LONGMEMEVAL),
+                                   "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "2 knowledge-update questions; left out 2 " in res.output
+    assert "(ku3, ku4)" in res.output
+    header, events = parse(out)
+    u = {"tags": "user"}
+    # ku1: days 0 (2023/05/01) and 40 (2023/06/10), asked on day 42; ku5 starts on day 43
+    assert list(events) == [
+        O(0, "I live in Boston, near the river.", OT("qku1.fact", "sa1", "fact"),
+          {**u, "session": "a1"}), T(0),
+        O(40, "I just moved to Denver last week.", OT("qku1.fact", "sa3", "update"),
+          {**u, "session": "a3"}), T(40),
+        Q(42, "Where do I live now?", QT("qku1.fact", "sa3", frozenset({"sa1"}),
+                                          "knowledge_update")), T(42),
+        O(43, "My 5k best is 27 minutes.", OT("qku5.fact", "sf1", "fact"),
+          {**u, "session": "f1"}), T(43),
+        O(46, "Ran 25:30 for the 5k, a new best.", OT("qku5.fact", "sf2", "update"),
+          {**u, "session": "f2"}), T(46),
+        O(50, "New 5k best today: 24 minutes!", OT("qku5.fact", "sf3", "update"),
+          {**u, "session": "f3"}), T(50),
+        Q(51, "What is my running personal best?",
+          QT("qku5.fact", "sf3", frozenset({"sf1", "sf2"}), "knowledge_update")), T(51),
+    ]
+    assert (header.horizon, header.horizon_unit, header.distinct_facts) == (52, "days", 2)
+    assert list(header.categories) == ["knowledge_update"]
+    got = run_job(make_spec("trace", "keep_all", 0, params=[("workload.path", str(out))]))
+    assert got.metrics()["n_queries"] == 2
+
+
+def test_longmemeval_haystack_turns_are_noise(tmp_path: Path) -> None:
+    """Prevents --haystack adding turns with a slot (they are distractors) or losing the
+    evidence: every non-evidence turn becomes an observation without a slot."""
+    from workloads import Observe
+    from workloads.trace.format import parse
+
+    out = tmp_path / "lme.jsonl"
+    res = CliRunner().invoke(app, ["trace", "import", "longmemeval", str(LONGMEMEVAL),
+                                   "--output", str(out), "--haystack"])
+    assert res.exit_code == 0, res.output
+    obs = [e for e in parse(out)[1] if isinstance(e, Observe)]
+    noise = [e for e in obs if e.truth.slot is None]
+    assert [e.text for e in noise] == ["Boston is lovely in spring.",
+                                       "Can you suggest a pasta recipe?", "Try cacio e pepe."]
+    assert len(obs) - len(noise) == 5
+
+
+def test_a_bad_longmemeval_file_is_one_line(tmp_path: Path) -> None:
+    """Prevents a traceback on a file that is not LongMemEval's, or writing a trace of
+    nothing: one line, exit 2, no output file."""
+    bad = tmp_path / "x.json"
+    out = tmp_path / "t.jsonl"
+    runner = CliRunner()
+    for text, words in (("{", "not a LongMemEval JSON file"),
+                        ('[{"question_id": "k", "question_type": "knowledge-update"}]',
+                         "question k: haystack_dates is missing"),
+                        ("[]", "no knowledge-update question")):
+        bad.write_text(text)
+        res = runner.invoke(app, ["trace", "import", "longmemeval", str(bad), "--output",
+                                  str(out)])
+        assert res.exit_code == 2 and words in res.output, res.output
+        assert res.output.strip().count("\n") == 0 and not out.exists()
+    res = runner.invoke(app, ["trace", "import", "locomo", str(bad), "--output", str(out)])
+    assert res.exit_code == 2 and "unknown trace source 'locomo'" in res.output
