@@ -97,7 +97,8 @@ def _events(item: dict[str, Any], qid: str, offset: int, haystack: bool
             raise LongMemEvalError(f"question {qid}: haystack_sessions[{i}] is not a list of turns")
         for j, turn in enumerate(turns):
             if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
-                raise LongMemEvalError(f"question {qid}: haystack_sessions[{i}][{j}] has no content")
+                raise LongMemEvalError(
+                    f"question {qid}: haystack_sessions[{i}][{j}] has no content")
             text = turn["content"].strip()
             if not text:
                 continue
