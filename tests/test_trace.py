@@ -5,7 +5,10 @@ is part of a job's identity."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +17,16 @@ from runner.cli import app
 from runner.job.run import run_job
 from runner.metrics import METRICS
 from runner.spec.resolve import make_spec
-from workloads import current_builtin_names
+from workloads import (
+    WORKLOADS,
+    Event,
+    Observe,
+    ObserveTruth,
+    Query,
+    QueryTruth,
+    Vocabulary,
+    current_builtin_names,
+)
 
 SHORT = {"turns": 400, "days": 30}  # a short horizon per unit: the round trip is exact
 POLICIES = ("keep_all", "last_write_wins", "lethe", "ttl", "lru", "oracle")
@@ -302,3 +314,38 @@ def test_a_bad_longmemeval_file_is_one_line(tmp_path: Path) -> None:
         assert res.output.strip().count("\n") == 0 and not out.exists()
     res = runner.invoke(app, ["trace", "import", "locomo", str(bad), "--output", str(out)])
     assert res.exit_code == 2 and "unknown trace source 'locomo'" in res.output
+
+
+class _AtHorizon:
+    """A plugin-style workload whose one query comes at t == horizon."""
+
+    name, version, horizon_unit, default_horizon = "test.at_horizon", "1", "turns", 10
+    description, categories, update_kinds = "a query at the horizon", {"fact": "f"}, {}
+
+    @dataclass(frozen=True)
+    class Params:
+        late: int = 0  # how far past the horizon the query comes
+
+    def events(self, seed: int, horizon: int, params: Any) -> Iterator[Event]:
+        yield Observe(0, "Ann's home city is oslo.", ObserveTruth("ann.home_city", "oslo",
+                                                                  "fact"))
+        yield Query(horizon + params.late, "What is Ann's home city?",
+                    QueryTruth("ann.home_city", "oslo", frozenset(), "fact"))
+
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary(("ann",), (("home city", "home_city"),))
+
+    def distinct_facts(self, params: Any) -> int:
+        return 1
+
+
+def test_a_query_at_the_horizon_is_scored_and_one_past_it_is_an_error() -> None:
+    """Prevents the silent loss a user met writing a trace workload: a query at
+    t == horizon used to fall after the final checkpoint (nan metrics); it is scored, and
+    an event past the horizon stops the job with a message naming the workload."""
+    if _AtHorizon.name not in WORKLOADS:
+        WORKLOADS.add(_AtHorizon.name, _AtHorizon())
+    got = run_job(make_spec(_AtHorizon.name, "keep_all", 0)).metrics()
+    assert got["n_queries"] == 1 and got["recall_at_k"] == 1.0
+    with pytest.raises(ValueError, match="yielded an event at t=11, past the horizon 10"):
+        run_job(make_spec(_AtHorizon.name, "keep_all", 0, params=[("workload.late", 1)]))
