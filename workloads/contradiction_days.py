@@ -31,7 +31,9 @@ DAYS = (
     "are in the workload's unit, turns here, and a longer day only delays the deletions "
     "its decay has already decided. A Tick sits at its capture's turn, so ttl and "
     "window, which also expire at Ticks, remove there what the capture would have: "
-    "every policy but lethe scores as on version 1 (a test checks it)."
+    "every reference policy but lethe (and pinned.lethe) scores as on version 1 (a test "
+    "checks it); lethe_agent, which consolidated at every step of a stream without "
+    "Ticks, consolidates at the Ticks instead."
 )
 
 
