@@ -5,6 +5,7 @@ should be) are made before the snapshot of the working folder."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -22,6 +23,35 @@ FIXTURES = {
     "empty_grid.toml": "seeds = 2\n[params]\n\"ebbinghaus.tau\" = []\n",
     "a_file": "not a folder",
 }
+
+# Malformed traces (docs/trace-format.md): each named file holds a header and events.
+_H = {"format": "fbench-trace", "version": 1, "horizon": 10, "horizon_unit": "turns",
+      "categories": {"fact": "facts"}, "update_kinds": {},
+      "vocabulary": {"entities": ["ann"], "phrases": [["home city", "home_city"]]},
+      "distinct_facts": 1}
+_O = {"type": "observe", "t": 0, "text": "Ann's home city is oslo.", "meta": {},
+      "truth": {"slot": "ann.home_city", "value": "oslo", "kind": "fact"}}
+_Q = {"type": "query", "t": 1, "text": "Where does Ann live?",
+      "truth": {"slot": "ann.home_city", "value": "oslo", "stale": [], "category": "fact"}}
+
+
+def _trace(*lines: object, header: object = _H) -> str:
+    return "\n".join(json.dumps(x) if not isinstance(x, str) else x
+                     for x in (header, *lines)) + "\n"
+
+
+TRACES = {
+    "t_json.jsonl": _trace(_O, "{oops"),
+    "t_field.jsonl": _trace({k: v for k, v in _O.items() if k != "text"}),
+    "t_back.jsonl": _trace({**_O, "t": 5}, {**_Q, "t": 4}),
+    "t_category.jsonl": _trace(_O, {**_Q, "truth": {**_Q["truth"], "category": "gossip"}}),
+    "t_early.jsonl": _trace(_Q),
+    "t_version.jsonl": _trace(_O, header={**_H, "version": 7}),
+    "t_horizon.jsonl": _trace({**_O, "t": 12}),
+    "t_type.jsonl": _trace({**_O, "type": "remember"}),
+}
+FIXTURES.update(TRACES)
+TRACE_RUN = ["run", "--workload", "trace", "--policy", "keep_all", "--param"]
 
 # (id, argv, words the one line must contain)
 CASES: list[tuple[str, list[str], list[str]]] = [
@@ -85,6 +115,30 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["127.0.0.1:1"]),
     ("report-no-sweep", ["report", "nowhere"], ["no shards"]),
     ("aggregate-no-sweep", ["aggregate", "nowhere"], ["no shards"]),
+    # traces: the file, the line and the field
+    ("trace-no-path", ["run", "--workload", "trace", "--policy", "keep_all"],
+     ["needs a file: --param workload.path=FILE"]),
+    ("trace-missing-file", [*TRACE_RUN, "workload.path=nope.jsonl"], ["nope.jsonl: workload"]),
+    ("trace-bad-json", [*TRACE_RUN, "workload.path=t_json.jsonl"],
+     ["t_json.jsonl:3: line: is not JSON"]),
+    ("trace-missing-field", [*TRACE_RUN, "workload.path=t_field.jsonl"],
+     ["t_field.jsonl:2: text:"]),
+    ("trace-time-backwards", [*TRACE_RUN, "workload.path=t_back.jsonl"],
+     ["t_back.jsonl:3: t: 4 comes after 5"]),
+    ("trace-unknown-category", [*TRACE_RUN, "workload.path=t_category.jsonl"],
+     ["t_category.jsonl:3: truth.category: 'gossip'"]),
+    ("trace-query-first", [*TRACE_RUN, "workload.path=t_early.jsonl"],
+     ["t_early.jsonl:2: type: a query before any observation"]),
+    ("trace-format-version", [*TRACE_RUN, "workload.path=t_version.jsonl"],
+     ["t_version.jsonl:1: version: is 7"]),
+    ("trace-past-horizon", [*TRACE_RUN, "workload.path=t_horizon.jsonl"],
+     ["t_horizon.jsonl:2: t: 12 is not before the header's horizon 10"]),
+    ("trace-unknown-type", [*TRACE_RUN, "workload.path=t_type.jsonl"],
+     ["t_type.jsonl:2: type: 'remember'"]),
+    ("trace-validate-bad", ["trace", "validate", "t_back.jsonl"], ["t_back.jsonl:3: t:"]),
+    ("trace-sweep-bad", [*SWEEP, "--workloads", "trace", "--policies", "keep_all",
+                         "--seeds", "1", "--param", "workload.path=t_field.jsonl"],
+     ["t_field.jsonl:2: text:"]),
 ]
 
 
@@ -120,11 +174,17 @@ def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None
     from runner.adapters import MEMORIES
     from runner.results.shard import shard_path
     from runner.spec.resolve import make_spec
-    from workloads import WORKLOADS
+    from workloads import WORKLOADS, FromData
 
     out = (tmp_path / "out").resolve()
+    trace = tmp_path / "t.jsonl"  # a workload that reads data is given a file
+    assert CliRunner().invoke(app, ["trace", "export", "contradiction", "--horizon", "20",
+                                    "--output", str(trace)]).exit_code == 0
     for workload in WORKLOADS:
+        params = ([("workload.path", str(trace))] if isinstance(WORKLOADS[workload], FromData)
+                  else [])
         for policy in MEMORIES:
-            path = shard_path(out, make_spec(workload, policy, 0, horizon=10)).resolve()
+            path = shard_path(out, make_spec(workload, policy, 0, horizon=10,
+                                             params=params)).resolve()
             assert path.is_relative_to(out / "shards"), path
             assert ".." not in path.relative_to(out).parts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -10,17 +11,25 @@ from typer.testing import CliRunner
 from runner.adapters import MEMORIES
 from runner.cli import app
 from runner.metrics import METRICS
-from workloads import WORKLOADS
+from workloads import WORKLOADS, FromData
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
-def test_every_policy_runs_on_the_workload(workload: str) -> None:
+def test_every_policy_runs_on_the_workload(workload: str, tmp_path: Path) -> None:
     """Prevents a registered policy that crashes (or returns metrics out of range) on a
-    registered workload: `fbench run --json` for every pair, on a short horizon."""
-    horizon = 12 if WORKLOADS[workload].horizon_unit == "days" else 200
+    registered workload: `fbench run --json` for every pair, on a short horizon (a
+    workload that reads data replays a short exported lifecycle trace)."""
+    if isinstance(WORKLOADS[workload], FromData):
+        trace = tmp_path / "t.jsonl"
+        assert CliRunner().invoke(app, ["trace", "export", "lifecycle", "--horizon", "12",
+                                        "--output", str(trace)]).exit_code == 0
+        args = ["--param", f"workload.path={trace}"]
+    else:
+        horizon = 12 if WORKLOADS[workload].horizon_unit == "days" else 200
+        args = ["--horizon", str(horizon)]
     for policy in sorted(MEMORIES):
         result = CliRunner().invoke(app, ["run", "--workload", workload, "--policy", policy,
-                                          "--horizon", str(horizon), "--json"])
+                                          *args, "--json"])
         assert result.exit_code == 0, (policy, result.output)
         metrics = json.loads(result.stdout)["metrics"]
         assert set(metrics) == set(METRICS), policy

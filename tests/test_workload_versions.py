@@ -20,7 +20,7 @@ from runner.spec.jobspec import JobSpec
 from runner.spec.resolve import make_spec, materialize
 from runner.sweep.expand import SweepSpec, workload_names
 from workloads import WORKLOADS, Observe, Tick, current_builtin_names
-from workloads.contradiction import with_days
+from workloads.contradiction_days import with_days
 
 TURN_STREAMS = ("contradiction", "contradiction.retrievable")
 # the policies whose rule runs at a Tick and acts on what a query sees: lethe consolidates

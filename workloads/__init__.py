@@ -6,6 +6,7 @@ import pkgutil
 from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
 from workloads.registry import (
     WORKLOADS,
+    FromData,
     Vocabulary,
     Workload,
     current_builtin_names,
@@ -23,6 +24,7 @@ for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 __all__ = [
     "WORKLOADS",
     "Event",
+    "FromData",
     "Observe",
     "ObserveTruth",
     "Query",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from fbench.registry import Registry
 from workloads.events import Event
@@ -45,6 +45,20 @@ class Workload(Protocol):
         """How many distinct facts (slots) a stream holds: the unit of a capacity
         given as a fraction."""
         ...
+
+
+@runtime_checkable
+class FromData(Protocol):
+    """A workload whose streams come from data its parameters name (``trace``): its
+    horizon, unit, categories, update kinds and vocabulary are the data's.
+
+    ``bind(params, seed)`` is the workload of that data (raising ``ValueError`` or
+    ``OSError`` with one line when it cannot be read); ``data_identity(params, seed)``
+    identifies its content (a hash), and is part of a job's identity."""
+
+    def bind(self, params: Any, seed: int) -> Workload: ...
+
+    def data_identity(self, params: Any, seed: int) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -111,7 +125,9 @@ def is_retired(name: str) -> bool:
 
 
 def current_builtin_names() -> list[str]:
-    """fbench's own workloads at their current versions (the default sweep's)."""
-    return [n for n in WORKLOADS.builtin_names() if not is_retired(n)]
+    """fbench's own generators at their current versions (the default sweep's; a workload
+    that reads data, ``trace``, runs only when named, with its file)."""
+    return [n for n in WORKLOADS.builtin_names()
+            if not is_retired(n) and not isinstance(WORKLOADS[n], FromData)]
 
 

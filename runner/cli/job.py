@@ -78,9 +78,12 @@ def run_horizon(raw: str | None, workload: str) -> int | None:
         return None
     from runner.errors import lookup
     from runner.sweep.expand import horizon_of
-    from workloads import WORKLOADS
+    from workloads import WORKLOADS, FromData
 
     w = lookup(WORKLOADS, workload, "workload")
+    if isinstance(w, FromData) and raw.strip().lower().endswith("x"):
+        raise FbenchError(f"workload {workload!r} takes its horizon from its data; give "
+                          "--horizon as a number, or leave it out for the data's own")
     try:
         return horizon_of(raw, w)
     except FbenchError:

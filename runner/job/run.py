@@ -194,7 +194,12 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
         for ev in block:
-            while len(rows) < len(cps) and ev.t >= cps[len(rows)]:
+            if ev.t > spec.horizon:
+                raise ValueError(f"workload {spec.workload!r} yielded an event at t={ev.t}, "
+                                 f"past the horizon {spec.horizon}: a stream must stop there")
+            # the last checkpoint (the horizon) waits for the stream's end, so an event at
+            # t == horizon is still counted
+            while len(rows) < len(cps) - 1 and ev.t >= cps[len(rows)]:
                 cp = cps[len(rows)]
                 rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
             handlers[type(ev)](ev)  # type: ignore[operator]

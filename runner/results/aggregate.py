@@ -9,10 +9,9 @@ non-policy parameters (``workload.*``, ``store.*``) and the same embedder, paire
 seed: Δ, its t interval, the sign-flip p, the MDD, and two flags (bit-identical on every
 seed; the baseline at the metric's bound, so "better" is impossible). A cell with no
 baseline at its embedder is not paired across: its ``baseline_note`` says so (the rule
-is ``runner.results.pairing``); every comparison, its family and verdict go to
-``OUT/comparisons.parquet`` (``runner.results.comparisons``). Also: reading the summary
-back (recomputed when stale) and indexing it by cell. Reading the shards is
-``runner.results.load``; presenting numbers, ``runner.results.tables``.
+is ``runner.results.pairing``); comparisons go to ``OUT/comparisons.parquet``
+(``runner.results.comparisons``). Also: the summary read back (recomputed when stale) and
+indexed by cell. Shards are read by ``runner.results.load``, shown by ``.tables``.
 """
 
 from __future__ import annotations
@@ -137,12 +136,11 @@ def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
     for key, rows in groups.items():
         seen: dict[int, int] = {}
         for i in rows:
-            if seeds[i] in seen:
+            if (j := seen.setdefault(seeds[i], i)) != i:
                 raise FbenchError(
-                    f"{key[0]} {key[3]} has two jobs for seed {seeds[i]} ({ids[seen[seeds[i]]]} "
-                    f"and {ids[i]}: shards of another workload version or plugin version); "
-                    "remove the old shards or sweep into a fresh folder")
-            seen[seeds[i]] = i
+                    f"{key[0]} {key[3]} has two jobs for seed {seeds[i]} ({ids[j]} and {ids[i]}"
+                    ": shards of another workload or plugin version); remove the old shards "
+                    "or sweep into a fresh folder")
     return {
         key: np.array(sorted(rows, key=lambda i: seeds[i]), dtype=np.int64)
         for key, rows in sorted(groups.items(), key=lambda kv: cell_sort_key(kv[0]))

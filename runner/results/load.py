@@ -5,7 +5,8 @@ Shards are always read with the explicit shard schema: pyarrow would otherwise
 take the first file's schema and silently drop the columns it lacks. A shard
 missing a metric column reads as null for that metric (counted in
 ``n_missing``, excluded from ``n``); a shard missing a coordinate or checkpoint
-column is an error that names the file.
+column, or holding a column no installed metric declares (a plugin's, uninstalled
+since: reading it with the schema would drop it), is an error that names the file.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def load_shards(
     return table.take(order).select(wanted)
 
 
+KNOWN = frozenset(SCHEMA.names)
 RERUN = "rerun the sweep (the same command): it sets the file aside and reruns its jobs"
 
 
@@ -84,6 +86,12 @@ def _check_required(dataset: ds.Dataset, shards: bool) -> None:
         if missing:
             raise FbenchError(f"{what} {frag.path} lacks {', '.join(missing)}: not an fbench "
                               f"shard; {RERUN}")
+        unknown = [c for c in schema.names if c not in KNOWN]
+        if unknown:  # never dropped silently
+            raise FbenchError(
+                f"{what} {frag.path} has column(s) no installed metric declares "
+                f"({', '.join(unknown[:3])}{', …' if len(unknown) > 3 else ''}): install the "
+                "plugin that declares them, or rerun the sweep without it")
         problem = (footer_problem(Path(frag.path), Path(frag.path).stem, meta, schema,
                                   exact=False) if shards else "")
         if problem:

@@ -13,7 +13,7 @@ from runner.adapters import MEMORIES, MemoryKind
 from runner.errors import FbenchError, lookup
 from runner.spec.jobspec import JobSpec
 from runner.spec.params import Scalar, build, resolve
-from workloads import WORKLOADS, Workload
+from workloads import WORKLOADS, FromData, Workload
 
 
 @dataclass(frozen=True)
@@ -52,19 +52,36 @@ def make_spec(
     """Validate names and values; every problem is a one-line ``FbenchError``."""
     w = lookup(WORKLOADS, workload, "workload")
     m = lookup(MEMORIES, policy, "policy")
-    if horizon is None:
-        horizon = w.default_horizon
-    if horizon <= 0:
-        raise FbenchError(f"horizon must be a positive number of {w.horizon_unit}, got {horizon}")
-    if k <= 0:
-        raise FbenchError(f"k must be a positive number of retrieved items, got {k}")
     if seed < 0:
         raise FbenchError(f"seed must be non-negative, got {seed}")
     where = {"policy": f"policy {policy!r}", "workload": f"workload {workload!r}",
              "store": "the reference store"}
     canonical = resolve(params, declared(m, w), where)
+    data = bound_data(w, workload, canonical, seed)
+    stream = data[0] if data is not None else w
+    if horizon is None:
+        horizon = stream.default_horizon
+    if horizon <= 0:
+        raise FbenchError(
+            f"horizon must be a positive number of {stream.horizon_unit}, got {horizon}")
+    if k <= 0:
+        raise FbenchError(f"k must be a positive number of retrieved items, got {k}")
+    code = code_identity(policy, workload) + ((("data", data[1]),) if data else ())
     return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k,
-                   code_identity(policy, workload), workload_version=w.version)
+                   tuple(sorted(code)), workload_version=w.version)
+
+
+def bound_data(w: Workload, name: str, params: dict[str, Scalar], seed: int
+               ) -> tuple[Workload, str] | None:
+    """A workload that reads data (``trace``): the workload of its data for ``seed`` and
+    the data's identity; None for a generator. An unreadable file is one line."""
+    if not isinstance(w, FromData):
+        return None
+    wp = build(w.Params, params, "workload", name)
+    try:
+        return w.bind(wp, seed), w.data_identity(wp, seed)
+    except (ValueError, OSError) as exc:
+        raise FbenchError(str(exc)) from None
 
 
 def code_identity(policy: str, workload: str) -> tuple[tuple[str, str], ...]:
@@ -106,7 +123,14 @@ def materialize(spec: JobSpec) -> Resolved:
     names (another version on a cluster's node) is a one-line error."""
     w = lookup(WORKLOADS, spec.workload, "workload")
     m = lookup(MEMORIES, spec.policy, "policy")
-    here = code_identity(spec.policy, spec.workload)
+    params = dict(spec.params)
+    data = bound_data(w, spec.workload, params, spec.seed)
+    here = tuple(sorted(code_identity(spec.policy, spec.workload)
+                        + ((("data", data[1]),) if data else ())))
+    if data is not None and dict(here).get("data") != dict(spec.code).get("data"):
+        raise RegistryError(
+            f"the data of workload {spec.workload!r} changed since the job was planned "
+            f"({dict(spec.code).get('data')} then, {data[1]} now); rerun the sweep")
     if here != spec.code:
         raise RegistryError(
             f"plugin code differs from the sweep's: {dict(spec.code) or 'fbench only'} there, "
@@ -116,8 +140,9 @@ def materialize(spec: JobSpec) -> Resolved:
             f"workload {spec.workload!r} is version {w.version} here but the job ran version "
             f"{spec.workload_version}; ask for {spec.workload}@{spec.workload_version} to "
             "rerun the old stream, or rerun the sweep for the current one")
-    params = dict(spec.params)
     workload_params = build(w.Params, params, "workload", spec.workload)
+    if data is not None:
+        w = data[0]
     store_params = (build(m.StoreParams, params, "store", "the reference store")
                     if m.StoreParams is not None else None)
     policy_params = with_capacity_fraction(

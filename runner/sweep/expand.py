@@ -25,7 +25,7 @@ from runner.spec.jobspec import JobSpec
 from runner.spec.params import NAMESPACES, Scalar, fields_of
 from runner.spec.resolve import make_spec
 from runner.sweep.family import compare_pairs, primary_metrics
-from workloads import WORKLOADS, Workload, current_builtin_names
+from workloads import WORKLOADS, FromData, Workload, current_builtin_names
 
 DEFAULT_SEEDS = 5
 DEFAULT_BASELINE = "keep_all"
@@ -88,10 +88,14 @@ def workload_names(spec: SweepSpec) -> list[str]:
 
 def horizon_of(raw: str, workload: Workload) -> int:
     """``"3000"`` in the workload's unit, or ``"4x"``: 4 × its default horizon."""
+    return scaled_horizon(raw, workload.default_horizon)
+
+
+def scaled_horizon(raw: str, default: int) -> int:
+    """``"3000"``, or ``"4x"``: 4 × ``default``."""
     text = raw.strip().lower()
     try:
-        value = (round(float(text[:-1]) * workload.default_horizon) if text.endswith("x")
-                 else int(text))
+        value = round(float(text[:-1]) * default) if text.endswith("x") else int(text)
     except (ValueError, OverflowError):  # "abc", or "infx"/"nanx"
         raise FbenchError(
             f"horizon {raw!r} is neither a number nor Nx; write e.g. --horizons 1000,4x"
@@ -151,13 +155,18 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
     _check_params_apply(spec, workloads, policies)
     jobs: dict[str, JobSpec] = {}
     for w in workloads:
-        horizons = [horizon_of(h, WORKLOADS[w]) for h in spec.horizons]
-        for horizon, policy in itertools.product(horizons, policies):
+        # a workload that reads data has the data's horizon: Nx scales each file's own
+        data = isinstance(WORKLOADS[w], FromData)
+        raws: list[str | int] = list(spec.horizons) if data else [
+            horizon_of(h, WORKLOADS[w]) for h in spec.horizons]
+        for raw, policy in itertools.product(raws, policies):
             axes = _axes_for(spec, w, policy)
             keys = [k for k, _ in axes]
             for combo in itertools.product(*(vals for _, vals in axes)):
                 params = list(zip(keys, combo, strict=True))
                 for seed in spec.seeds:
+                    horizon = raw if isinstance(raw, int) else scaled_horizon(raw, make_spec(
+                        w, policy, seed, None, spec.k, params).horizon)
                     job = make_spec(w, policy, seed, horizon, spec.k, params)
                     jobs.setdefault(job.job_id, job)
     return list(jobs.values())
