@@ -38,3 +38,19 @@ def test_list_workloads_shows_the_headroom_notes() -> None:
         assert line is not None
         assert line[:60] in " ".join(out.split()), name
     assert notes("lifecycle@1") is None
+
+
+def test_a_window_inside_the_horizon_tells_window_from_last_write_wins() -> None:
+    """Prevents the lifecycle notes' remedy being false: at its default (1,650) window is
+    last_write_wins on a day stream, bit for bit, and at policy.window=30 it is not."""
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
+
+    def quality(policy: str, params: list[tuple[str, object]]) -> dict[str, float]:
+        m = run_job(make_spec("lifecycle", policy, 0, 120, params=params)).metrics()  # type: ignore[arg-type]
+        return {k: m[k] for k in ("recall_current_at_k", "contradiction_rate",
+                                  "false_forget_rate", "accuracy_at_1")}
+
+    lww = quality("last_write_wins", [])
+    assert quality("window", []) == lww
+    assert quality("window", [("policy.window", 30)]) != lww

@@ -44,12 +44,14 @@ def section(docs: list[dict[str, Any]]) -> list[str]:
 def _why(docs: list[dict[str, Any]]) -> list[str]:
     """Each criterion a workload does not meet, with the reason its notes give
     (``workloads.headroom``, also in `fbench list workloads`)."""
-    lines = []
+    grouped: dict[tuple[str, str], list[str]] = {}  # (criterion, reason) -> workloads
     for d in docs:
         notes = UNMET.get(d["workload"], {})
         for c in d["criteria"]:
             key = c["name"][0]
             if not c["met"]:
                 why = notes.get(key, "no reason recorded for this workload")
-                lines.append(f"- `{d['workload']}` ({key}) not met: {why}")
+                grouped.setdefault((key, why), []).append(f"`{d['workload']}`")
+    lines = [f"- ({key}) not met on {', '.join(names)}: {why}"
+             for (key, why), names in grouped.items()]
     return ["Not met, and why:", "", *lines, ""] if lines else []

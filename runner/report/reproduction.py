@@ -30,8 +30,8 @@ MISS_AT_1 = "1-accuracy_at_1"  # the Lethe write-up's "false-forget": a top-1 mi
 FB_DEF = "same (fbench matches its seed 0 to 3 decimals)"
 LETHE_WORKLOAD = ("differs: fbench's lifecycle (version 2: interfering mentions, oblique "
                   "questions, rarely asked facts), not the write-up's workload")
-LETHE_011 = ("differs: the 0.1.1 table ran 30 days on every durable fact captured first; "
-             "fbench's lifecycle, 365 days, a quarter captured late")
+LETHE_011 = ("differs: the 0.1.1 table ran 30 days with every durable fact captured first; "
+             "fbench's lifecycle (version 2) runs 365 days, a quarter captured late")
 PUBLISHED = (
     Published("Forgetting-Bench", "contradiction, keep-everything", 0.807, "contradiction",
               "keep_all", "contradiction_rate", FB_DEF, "FB-1"),
