@@ -1,5 +1,9 @@
 """The current lifecycle workloads (version 2): version 1's five presets on the day
-stream of ``stream2`` (interfering mentions, oblique questions, rarely asked facts)."""
+stream of ``stream2`` (interfering mentions, oblique questions, rarely asked facts).
+
+Each preset is version 1's: its parameters are version 1's preset overrides on
+``LifecycleParams2`` (a dataclass over both), its description version 1's with version
+2's additions, so a preset is written once."""
 
 from __future__ import annotations
 
@@ -9,9 +13,21 @@ from dataclasses import dataclass
 from workloads.lifecycle.params import LifecycleParams
 from workloads.lifecycle.stream import DayStream
 from workloads.lifecycle.stream2 import DayStream2, LifecycleParams2
-from workloads.lifecycle.variants import _COMMON, _Lifecycle
+from workloads.lifecycle.variants import (
+    BurstyParams,
+    BurstyV1,
+    DurableHeavyParams,
+    DurableHeavyV1,
+    HighFreqSkewParams,
+    HighFreqSkewV1,
+    LifecycleV1,
+    RecencyBiasedParams,
+    RecencyBiasedV1,
+    _Lifecycle,
+)
 from workloads.registry import register_workload
 
+V1_PREFIX = "Version 1 of the lifecycle family. "
 _V2 = (
     " Version 2 adds what makes retrieval and forgetting choices matter: 25% of the "
     "chitchat is an interfering mention, one person asking about another's captured fact "
@@ -23,9 +39,14 @@ _V2 = (
 )
 
 
+def described(v1: type[_Lifecycle]) -> str:
+    """Version 1's description of the preset, with version 2's additions."""
+    return v1.description.removeprefix(V1_PREFIX) + _V2.format(name=v1.name)
+
+
 class _Lifecycle2(_Lifecycle):
     version = "2"
-    Params: type[LifecycleParams2] = LifecycleParams2
+    Params: type[LifecycleParams] = LifecycleParams2
 
     def stream(self, rng: random.Random, horizon: int, params: LifecycleParams) -> DayStream:
         assert isinstance(params, LifecycleParams2)
@@ -34,82 +55,53 @@ class _Lifecycle2(_Lifecycle):
 
 @register_workload
 class Lifecycle(_Lifecycle2):
-    name = "lifecycle"
-    description = (
-        "Lethe's default mix: a simulated agent session over days, 5-8 captures and 3-5 "
-        "questions a day (30% drawn from recent items): about 2,350 captures and 1,450 "
-        "questions over 365 days." + _COMMON.format(n=40) + _V2.format(name=name)
-    )
+    name = LifecycleV1.name
+    description = described(LifecycleV1)
 
 
 @dataclass(frozen=True)
-class DurableHeavyParams2(LifecycleParams2):
-    n_durable: int = 30
-    ask_all_durable: bool = True
-    questions_min: int = 1
-    questions_max: int = 2
+class DurableHeavyParams2(DurableHeavyParams, LifecycleParams2):
+    """durable_heavy's overrides on version 2's parameters."""
 
 
 @register_workload
 class DurableHeavy(_Lifecycle2):
-    name = "lifecycle.durable_heavy"
+    name = DurableHeavyV1.name
     Params = DurableHeavyParams2
-    description = (
-        "Lethe's durable_heavy: every captured durable fact is asked every day (30 facts, "
-        "about 8,900 questions over 365 days), on top of 1-2 ordinary questions a day; "
-        "otherwise the default mix. Long-term retention is exercised constantly, so a "
-        "frequency or access signal sees every fact." + _COMMON.format(n=30)
-        + _V2.format(name=name)
-    )
+    description = described(DurableHeavyV1)
 
 
 @dataclass(frozen=True)
-class RecencyBiasedParams2(LifecycleParams2):
-    p_recent_question: float = 0.8
+class RecencyBiasedParams2(RecencyBiasedParams, LifecycleParams2):
+    """recency_biased's overrides on version 2's parameters."""
 
 
 @register_workload
 class RecencyBiased(_Lifecycle2):
-    name = "lifecycle.recency_biased"
+    name = RecencyBiasedV1.name
     Params = RecencyBiasedParams2
-    description = (
-        "Lethe's recency_biased: 80% of questions are drawn from recent items (ephemeral "
-        "items still valid and durable facts written in the last 7 days), the rest from all "
-        "captured durable facts; otherwise the default mix. Rewards short-term memory while "
-        "still charging for forgotten durable facts." + _COMMON.format(n=40)
-        + _V2.format(name=name)
-    )
+    description = described(RecencyBiasedV1)
 
 
 @dataclass(frozen=True)
-class HighFreqSkewParams2(LifecycleParams2):
-    hot_per_day: int = 10
+class HighFreqSkewParams2(HighFreqSkewParams, LifecycleParams2):
+    """high_freq_skew's overrides on version 2's parameters."""
 
 
 @register_workload
 class HighFreqSkew(_Lifecycle2):
-    name = "lifecycle.high_freq_skew"
+    name = HighFreqSkewV1.name
     Params = HighFreqSkewParams2
-    description = (
-        "Lethe's high_freq_skew: one durable fact (drawn among those captured early) is "
-        "asked 10 more times every day once captured, on top of the default 3-5 questions, "
-        "so a frequency signal concentrates on it while the other facts go cold."
-        + _COMMON.format(n=40) + _V2.format(name=name)
-    )
+    description = described(HighFreqSkewV1)
 
 
 @dataclass(frozen=True)
-class BurstyParams2(LifecycleParams2):
-    burst_share: float = 0.1
+class BurstyParams2(BurstyParams, LifecycleParams2):
+    """bursty's overrides on version 2's parameters."""
 
 
 @register_workload
 class Bursty(_Lifecycle2):
-    name = "lifecycle.bursty"
+    name = BurstyV1.name
     Params = BurstyParams2
-    description = (
-        "Lethe's bursty: each day is independently a burst day with probability 0.1 (about "
-        "37 of 365), with 50 captures and 10 questions instead of 5-8 and 3-5, in the same "
-        "mix; capacity-bounded policies face real overflow pressure on burst days."
-        + _COMMON.format(n=40) + _V2.format(name=name)
-    )
+    description = described(BurstyV1)
