@@ -19,8 +19,9 @@ half-life, reinforced when recalled, consolidated daily.
   Python loop nor an all-pairs product every day; delete cold entries after
   ``cold_grace``. Every removal carries its decayed score at the moment of removal.
 - Ranking is the store's retrieval score (relevance, recency, importance); the policy
-  changes what is kept, not the order. A workload without Tick events (``contradiction``)
-  never consolidates, so there lethe forgets nothing.
+  changes what is kept, not the order. A workload without Tick events
+  (``contradiction@1``) never consolidates, so there lethe forgets nothing; the current
+  turn streams tick every ``turns_per_day`` turns.
 """
 
 from __future__ import annotations

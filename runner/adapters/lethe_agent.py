@@ -12,7 +12,7 @@
   no metadata field.
 - **Query** → ``recall(text, k=k)``; the library reinforces what it returns.
 - **Consolidate** → ``consolidate()`` at each ``Tick``; a stream without Ticks
-  (turn-based) consolidates every ``consolidate_every`` steps. Deletions are read from
+  (``contradiction@1``) consolidates every ``consolidate_every`` steps. Deletions are read from
   the library's own forget log (no ``linked_slot``: the library has no slots, so the
   extractor diagnostics are NaN, not 0) (the in-memory one: the SQLite log crashes on
   capacity evictions and merges, a quirk reported, not patched).
