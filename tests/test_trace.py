@@ -349,3 +349,29 @@ def test_a_query_at_the_horizon_is_scored_and_one_past_it_is_an_error() -> None:
     assert got["n_queries"] == 1 and got["recall_at_k"] == 1.0
     with pytest.raises(ValueError, match="yielded an event at t=11, past the horizon 10"):
         run_job(make_spec(_AtHorizon.name, "keep_all", 0, params=[("workload.late", 1)]))
+
+
+@pytest.mark.slow
+def test_a_relative_trace_path_runs_on_the_embedded_ray(tmp_path: Path) -> None:
+    """Prevents a trace sweep that works inline but not on Ray (a relative path resolved
+    in a worker's own folder, or the file's identity computed differently there): the
+    same sweep on the embedded Ray gives the inline sweep's shards, metric for metric."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    export(tmp_path, "contradiction", 0, 200)
+    finals = {}
+    for executor in ("inline", "ray"):
+        res = subprocess.run(
+            [sys.executable, "-m", "runner.cli", "sweep", "--workloads", "trace",
+             "--policies", "keep_all,lethe", "--param", "workload.path=t.jsonl", "--seeds",
+             "2", "--executor", executor, "--out", executor, "--no-report"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+        assert res.returncode == 0, res.stderr
+        tables = [pq.read_table(p) for p in sorted((tmp_path / executor).rglob("*.parquet"))]
+        finals[executor] = sorted(
+            deterministic({k: v for k, v in t.to_pylist()[-1].items() if k in METRICS})
+            for t in tables)
+    assert len(finals["ray"]) == 4 and finals["ray"] == finals["inline"]
