@@ -7,7 +7,7 @@ unslotted lifetimes of about 313 and 198 turns) are docs/reference.md's."""
 
 from __future__ import annotations
 
-from runner.report.findings import ReportIndex
+from runner.report.findings import ReportIndex, undefined
 
 WORKLOAD = "contradiction"
 LEARNED, LWW = "learned_forget", "last_write_wins"
@@ -16,7 +16,7 @@ LEARNED, LWW = "learned_forget", "last_write_wins"
 def _ci(idx: ReportIndex, cell: tuple[str, int, int, str, str], metric: str,
         digits: int = 3) -> str | None:
     r = idx.rows[cell].get(metric)
-    if r is None or r["mean"] != r["mean"]:
+    if r is None or undefined(r["mean"]):
         return None
     return f"{r['mean']:.{digits}f} [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}]"
 

@@ -18,11 +18,12 @@ class JobSpec:
     ``params`` holds canonical ``namespace.key`` overrides (sorted); defaults are
     not written out, so adding a new parameter with a default keeps old ids.
 
-    ``code`` names the plugin code the job runs, as ``(role, identity)`` pairs
-    (``memory``, ``workload``; the distribution and version, or the source file and
-    its SHA-256): after a plugin changes, its jobs have new ids and rerun. fbench's own
-    memories and workloads add nothing (their code is the shards' version and commit),
-    so their ids stay as they were.
+    ``code`` names the plugin code and the data the job runs, as ``(role, identity)``
+    pairs, sorted: ``memory`` and ``workload`` (the distribution and version, or the
+    source file and its SHA-256), and ``data`` for a workload that reads a file (the
+    trace's SHA-256): after a plugin or the data changes, its jobs have new ids and rerun.
+    fbench's own memories and generators add nothing (their code is the shards' version
+    and commit), so their ids stay as they were.
 
     ``workload_version`` is the version of the workload's stream the job ran (its
     ``version``). Version 1 is not written out, so the ids of jobs on streams that never
