@@ -174,15 +174,14 @@ def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None
     from runner.adapters import MEMORIES
     from runner.results.shard import shard_path
     from runner.spec.resolve import make_spec
-    from workloads import WORKLOADS, FromData
+    from workloads import WORKLOADS
 
     out = (tmp_path / "out").resolve()
     trace = tmp_path / "t.jsonl"  # a workload that reads data is given a file
     assert CliRunner().invoke(app, ["trace", "export", "contradiction", "--horizon", "20",
                                     "--output", str(trace)]).exit_code == 0
     for workload in WORKLOADS:
-        params = ([("workload.path", str(trace))] if isinstance(WORKLOADS[workload], FromData)
-                  else [])
+        params = [("workload.path", str(trace))] if workload == "trace" else []
         for policy in MEMORIES:
             path = shard_path(out, make_spec(workload, policy, 0, horizon=10,
                                              params=params)).resolve()

@@ -30,7 +30,7 @@ TINY = SweepSpec(seeds=(0, 1), policies=("keep_all", "ebbinghaus"), workloads=C,
 def test_default_grid_is_every_reference_policy_and_workload() -> None:
     """Prevents a default sweep that silently leaves out one of fbench's policies or
     workloads (the pinned.* wrappers are opt-in: one per policy would double every
-    sweep; installed plugins are swept only by name)."""
+    sweep; installed plugins, a trace and StateBench are swept only by name)."""
     from memcore import POLICIES
 
     jobs = expand(SweepSpec())
@@ -38,9 +38,10 @@ def test_default_grid_is_every_reference_policy_and_workload() -> None:
     assert {j.policy for j in jobs} == {n for n in own if not POLICIES[n].wrapper}
     assert {n for n in own if POLICIES[n].wrapper} == {
         f"pinned.{n}" for n in own if not POLICIES[n].wrapper}
-    assert {j.workload for j in jobs} == {  # the current generators only (no trace file)
+    assert {j.workload for j in jobs} == {  # the current generators only: a workload that
+        # reads data (a trace file, StateBench's generator, an extra) runs when named
         n for n in WORKLOADS.names() if WORKLOADS.origin(n).source == "builtin"
-        and "@" not in n and n != "trace"}
+        and "@" not in n and n not in ("trace", "statebench")}
     assert {j.seed for j in jobs} == set(range(5))
     assert all(j.horizon == WORKLOADS[j.workload].default_horizon for j in jobs)
     assert len(jobs) == 5 * len({j.policy for j in jobs}) * len({j.workload for j in jobs})

@@ -120,6 +120,8 @@ BAD = [  # (lines after the header, or a whole file; the line and field the erro
     ("HEADER:" + json.dumps({**HEADER, "horizon_unit": "hours"}), ":1: horizon_unit: must be"),
     ("HEADER:" + json.dumps({**HEADER, "update_kinds": {"x": "odd"}}),
      ":1: update_kinds.x: must be one of canonical, hard"),
+    ("HEADER:" + json.dumps({**HEADER, "categories": {"Knowledge-Update": "x"}}),
+     ":1: categories.Knowledge-Update: must be lower-case letters, digits and _"),
 ]
 
 
@@ -224,13 +226,70 @@ def test_aggregate_never_drops_a_column_silently(tmp_path: Path) -> None:
     runner = CliRunner()
     assert runner.invoke(app, ["aggregate", str(out)]).exit_code == 0
     before = (out / "summary.parquet").read_bytes()
-    extra = table.append_column("recall_at_k_gossip", pa.array([0.5] * table.num_rows))
+    extra = table.append_column("gossip_score", pa.array([0.5] * table.num_rows))
     write_parquet(path, extra)
     res = runner.invoke(app, ["aggregate", str(out)])
     assert res.exit_code == 2, res.output
-    assert "no installed metric declares (recall_at_k_gossip)" in res.output
+    assert "no installed metric declares (gossip_score)" in res.output
     assert res.output.strip().count("\n") == 0
     assert (out / "summary.parquet").read_bytes() == before
+
+
+def _gossip_trace(tmp: Path) -> Path:
+    """A trace with a category of its own: two queries of ``gossip`` (one answered, one
+    not: its slot was never observed... by value) and one of ``fact``."""
+    header = {**HEADER, "categories": {"fact": "facts", "gossip": "hearsay"}}
+    lines = [header, OBS,
+             {**OBS, "t": 1, "text": "Bo's home city is rome.",
+              "truth": {"slot": "bo.home_city", "value": "rome", "kind": "fact"}},
+             {**QUERY, "t": 2},
+             {**QUERY, "t": 3, "truth": {**QUERY["truth"], "category": "gossip"}},
+             {**QUERY, "t": 4, "text": "Where does Bo live?",
+              "truth": {"slot": "bo.home_city", "value": "paris", "stale": ["rome"],
+                        "category": "gossip"}}]
+    path = tmp / "gossip.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_a_traces_own_categories_are_metric_columns_aggregate_keeps(tmp_path: Path) -> None:
+    """Prevents a trace's query categories counting only in the overall metrics, or being
+    dropped where shards of different categories meet: a category fbench's workloads do
+    not have gets its split columns in the trace's shards (exact values), the shard
+    validates, compaction keeps them, and the summary has them, with nan for a workload
+    without that category."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from runner.results.aggregate import aggregate
+    from runner.results.compact import compact
+    from runner.results.validate import shard_problem
+
+    trace = _gossip_trace(tmp_path)
+    out = tmp_path / "o"
+    for name, argv in (("o", ["--workloads", "trace", "--param", f"workload.path={trace}"]),
+                       ("c", ["--workloads", "contradiction", "--horizons", "100"])):
+        res = CliRunner().invoke(app, ["sweep", *argv, "--policies", "keep_all", "--seeds",
+                                       "1", "--executor", "inline", "--out",
+                                       str(tmp_path / name), "--no-report"])
+        assert res.exit_code == 0, res.output
+    shutil.copytree(tmp_path / "c" / "shards", out / "shards", dirs_exist_ok=True)
+    shards = sorted((out / "shards").rglob("*.parquet"))
+    final = {p.parent.parent.name: pq.read_table(p).to_pylist()[-1] for p in shards}
+    got = final["workload=trace"]
+    assert (got["n_queries"], got["n_queries_fact"], got["n_queries_gossip"]) == (3, 1, 2)
+    assert (got["recall_at_k_gossip"], got["contradiction_rate_gossip"]) == (0.5, 0.5)
+    assert "n_queries_gossip" not in final["workload=contradiction"]
+    assert all(shard_problem(p) == "" for p in shards)
+    for step in ("raw", "compacted"):
+        summary = aggregate(out).to_pylist()
+        rows = {(r["workload"], r["metric"]): r for r in summary}
+        assert rows[("trace", "recall_at_k_gossip")]["mean"] == 0.5, step
+        assert rows[("trace", "n_queries_gossip")]["mean"] == 2.0, step
+        none = rows[("contradiction", "recall_at_k_gossip")]
+        assert (none["n"], none["n_missing"]) == (0, 1), step
+        compact(out)
 
 
 LONGMEMEVAL = Path(__file__).parent / "fixtures" / "longmemeval_ku.json"

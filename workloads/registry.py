@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -69,6 +70,9 @@ class Vocabulary:
     entities: tuple[str, ...]
     phrases: tuple[tuple[str, str], ...]  # (canonical phrase, attribute)
 
+
+# A query category's name: it is the suffix of the metrics split by it (recall_at_k_fact).
+CATEGORY_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 REQUIRED = ("name", "version", "horizon_unit", "default_horizon", "Params", "description",
             "categories", "update_kinds", "events", "vocabulary", "distinct_facts")

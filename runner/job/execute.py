@@ -18,7 +18,7 @@ from fbench.registry import RegistryError
 from runner.job.run import JobResult, run_job
 from runner.metrics import METRICS
 from runner.results.provenance import provenance
-from runner.results.shard import SCHEMA
+from runner.results.shard import shard_schema
 from runner.spec.jobspec import JobSpec
 
 
@@ -52,7 +52,10 @@ def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = Non
     cols["fbench_version"] = [vers["fbench"]] * n
     cols["git_commit"] = [prov["git_commit"]] * n
     cols["versions"] = [json.dumps(vers, sort_keys=True)] * n
-    return pa.table(cols, schema=SCHEMA)
+    schema = shard_schema(result.categories)
+    for name in schema.names[len(cols):]:  # the workload's own categories' split metrics
+        cols[name] = [float(row[name]) for row in result.rows]
+    return pa.table(cols, schema=schema)
 
 
 PLUGIN_ERROR = "plugin: "  # an outcome's error that no rerun can mend: the sweep stops

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from runner.adapters import Foresees, LinksSlots, MemoryAdapter, Prefetches, TakesTruthHints
 from runner.job.streaming import LatencyStats, TruthTable
-from runner.metrics import CATEGORIES, QUALITY, quality_metrics, score_query
+from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics, score_query
 from runner.results.shard import checkpoints
 from runner.spec.jobspec import JobSpec
 from runner.spec.resolve import materialize
@@ -45,6 +45,9 @@ class JobResult:
     # per query, in stream order: 1 if its top-k held the current assertion (recorded on
     # request: fbench calibrate's saturated and impossible queries)
     answered: list[int] | None = None
+    # the workload's query categories of its own (fbench's have columns in every shard):
+    # their split metrics are columns of this job's shard
+    categories: tuple[str, ...] = ()
 
     @property
     def final(self) -> dict[str, Any]:
@@ -59,7 +62,8 @@ class _Run:
     """The state of one job while its stream flows."""
 
     def __init__(self, memory: MemoryAdapter, k: int, seed: int = 0,
-                 update_kinds: dict[str, str] | None = None, record: bool = False) -> None:
+                 update_kinds: dict[str, str] | None = None, record: bool = False,
+                 categories: tuple[str, ...] = ()) -> None:
         self.memory = memory
         self.answered: list[int] | None = [] if record else None
         # observation kind -> how the update is phrased ("canonical" or "hard"), as the
@@ -75,7 +79,8 @@ class _Run:
         self.run_start: dict[str, tuple[str, int]] = {}
         self.next_obs = 0
         self.peak = 0
-        cats = ("all", *CATEGORIES)
+        self.categories = own_categories(categories)
+        cats = self.cats = ("all", *CATEGORIES, *self.categories)
         # every per-query metric (fbench's and installed plugins'), split by category
         # only for fbench's own (the per-category columns)
         self.quality = [(m.name, m.per_query) for m in quality_metrics()
@@ -130,7 +135,7 @@ class _Run:
         if self.answered is not None:
             self.answered.append(int(score.current > 0))
         for cat in ("all", truth.category):
-            if cat not in self.counts:  # a plugin's own category: counted in "all" only
+            if cat not in self.counts:  # a category the workload does not declare
                 continue
             self.counts[cat] += 1
             sums = self.sums[cat]
@@ -143,7 +148,7 @@ class _Run:
     def snapshot(self, t: int, fraction: float, wall: float) -> dict[str, Any]:
         nan = float("nan")
         row: dict[str, Any] = {"t": t, "fraction": fraction}
-        for cat in ("all", *CATEGORIES):
+        for cat in self.cats:
             n = self.counts[cat]
             suffix = "" if cat == "all" else f"_{cat}"
             for name, _ in self.quality:
@@ -181,7 +186,8 @@ def run_job(spec: JobSpec, record_queries: bool = False) -> JobResult:
 def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     r = materialize(spec)
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
-    run = _Run(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries)
+    run = _Run(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries,
+               tuple(r.workload.categories))
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
         memory.foresee(r.workload.events(spec.seed, spec.horizon, r.workload_params))
     cps = checkpoints(spec.horizon)
@@ -207,4 +213,5 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
     embedder = r.memory.embedder(r.policy_params, r.store_params)
-    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder, run.answered)
+    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder, run.answered,
+                     run.categories)

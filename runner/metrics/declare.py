@@ -11,12 +11,12 @@ then installed plugins (entry points in ``fbench.metrics``: a ``Metric`` with a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from fbench.registry import Registry
 from runner.metrics.scoring import QueryScore
-from workloads import WORKLOADS
+from workloads.registry import CATEGORY_NAME, WORKLOADS, FromData
 
 DIRECTIONS = ("lower", "higher", "none")
 RATE_MARGIN = 0.01  # rates: one point
@@ -86,29 +86,52 @@ QUALITY_METRICS = (
 )
 QUALITY = {m.name: m for m in QUALITY_METRICS}
 
-# Query categories, as fbench's own workloads declare them (a category a workload does
-# not have is nan there). A plugin workload's queries count in the overall metrics,
-# and in the split ones where its categories are among these: so the shard schema is
-# the same whatever plugins are installed.
+# Query categories, as fbench's own generators declare them (a category a workload does
+# not have is nan there): every shard has their split columns. A workload with categories
+# of its own (a trace's, a plugin's) adds their columns to its shards (``category_columns``,
+# ``runner.results.shard.shard_schema``); their metrics are derived from the name.
 CATEGORIES: dict[str, str] = {}
 for _name in WORKLOADS.builtin_names():
+    if isinstance(WORKLOADS[_name], FromData):  # a trace's, StateBench's: the data's own
+        continue
     for _cat, _cat_desc in WORKLOADS[_name].categories.items():
         CATEGORIES.setdefault(_cat, _cat_desc)
 
 
-def _per_category(name: str) -> Metric | None:
-    """``<quality>_<category>`` or ``n_queries_<category>``, for fbench's categories."""
-    for cat, cat_desc in CATEGORIES.items():
-        base = name.removesuffix(f"_{cat}")
-        if base == name:
-            continue
-        if base == "n_queries":
-            return Metric(name, "none", f"queries on {cat_desc}", bounds=COUNT)
-        if base in QUALITY:
-            q = QUALITY[base]
-            return Metric(name, q.direction, f"{q.description}; only {cat_desc}",
-                          margin=q.margin, bounds=q.bounds)
+def category_columns(category: str) -> list[str]:
+    """The split metrics of one category: each quality metric's, then its query count."""
+    return [f"{q}_{category}" for q in QUALITY] + [f"n_queries_{category}"]
+
+
+def own_categories(categories: Iterable[str]) -> tuple[str, ...]:
+    """Of a workload's categories, those fbench's workloads do not have (sorted)."""
+    return tuple(sorted(set(categories) - CATEGORIES.keys()))
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """``(base, category)`` of a split metric's name (``recall_at_k_fact``), the base a
+    quality metric or ``n_queries``; None for any other name."""
+    bases = sorted((b for b in (*QUALITY, "n_queries") if name.startswith(f"{b}_")),
+                   key=len, reverse=True)
+    for base in bases:
+        cat = name[len(base) + 1:]
+        if CATEGORY_NAME.fullmatch(cat):
+            return base, cat
     return None
+
+
+def _per_category(name: str) -> Metric | None:
+    """``<quality>_<category>`` or ``n_queries_<category>``, for any category."""
+    split = split_name(name)
+    if split is None:
+        return None
+    base, cat = split
+    cat_desc = CATEGORIES.get(cat, f"queries of the category {cat!r}")
+    if base == "n_queries":
+        return Metric(name, "none", f"queries on {cat_desc}", bounds=COUNT)
+    q = QUALITY[base]
+    return Metric(name, q.direction, f"{q.description}; only {cat_desc}",
+                  margin=q.margin, bounds=q.bounds)
 
 
 def _per_category_names() -> list[str]:

@@ -33,7 +33,8 @@ class Evidence:
     def __init__(self, out: Path, final: pa.Table | None = None) -> None:
         self.out = Path(out)
         final = final if final is not None else load_shards(self.out, final_only=True)
-        names = [m.name for m in compared_metrics() if m.name in final.column_names]
+        names = [m.name for m in compared_metrics(final.column_names)
+                 if m.name in final.column_names]
         cols = {c: final.column(c).to_pylist() for c in
                 ("workload", "horizon", "k", "policy", "params")}
         seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)

@@ -30,8 +30,9 @@ import pyarrow.parquet as pq
 from runner.analysis import scaling, stats
 from runner.metrics import METRICS
 from runner.report import claims as claims_mod
-from runner.report import headroom, reproduction, scaling_section
+from runner.report import headroom, rankings, reproduction, scaling_section
 from runner.report.blocks import count, directed, images, seed_ranges, setting_title, span, table
+from runner.report.categories import category_tables
 from runner.report.claims import Result
 from runner.report.evidence import Evidence
 from runner.report.findings import (
@@ -88,6 +89,9 @@ def write_report(out: Path, output: Path | None = None, include: Sequence[Path] 
                       if f == out else None,
                       headroom.load(calibration) if f == out and calibration else [])
         text += body if f == out else "\n" + included(f, body)
+        if f == out:
+            ranked = rankings.section(summary, [(i.name, tables[i][0]) for i in folders[1:]])
+            text += "\n" + "\n".join(ranked).rstrip("\n") + "\n" if ranked else ""
     output.parent.mkdir(parents=True, exist_ok=True)
     write_text(output, text)
     if html is not None:
@@ -242,7 +246,7 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
              "frontier of contradiction, current recall and size.", "",
              *table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
                     "lrl" + "r" * len(metrics)), "", frontier_line(idx, setting), ""]
-    lines += _equal_memory(idx, setting)
+    lines += _equal_memory(idx, setting) + category_tables(idx, setting)
     shown = [p for p in plots.plots if (p.workload, p.horizon, p.k) == setting]
     return lines + images(shown, folder)
 

@@ -30,7 +30,6 @@ import pyarrow.parquet as pq
 
 from runner.analysis import stats
 from runner.errors import FbenchError
-from runner.metrics import METRICS, Metric
 from runner.results.atomic import write_parquet
 from runner.results.layout import Layout, Stamp
 from runner.results.load import load_shards
@@ -42,6 +41,7 @@ from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported
     cell_embedders,
     twins,
 )
+from runner.results.shard import compared_metrics
 from runner.results.sweep_config import sweep_baseline, sweep_family
 
 SUMMARY = "summary.parquet"
@@ -85,11 +85,6 @@ SUMMARY_SCHEMA = pa.schema([
 PAIRED_COLUMNS = SUMMARY_SCHEMA.names[SUMMARY_SCHEMA.get_field_index("baseline"):]
 
 Cell = tuple[str, int, int, str, str]
-
-
-def compared_metrics() -> list[Metric]:
-    """Every declared metric except timing ones (not deterministic, never compared)."""
-    return [m for m in METRICS.values() if not m.timing]
 
 
 def fingerprint(stamps: Sequence[Stamp]) -> str:
@@ -149,7 +144,8 @@ def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
 
 def values_of(final: pa.Table) -> np.ndarray:
     """Every deterministic metric of the final rows (rows x metrics, nan = no value)."""
-    return np.column_stack([_metric_values(final, m.name)[0] for m in compared_metrics()])
+    return np.column_stack([_metric_values(final, m.name)[0]
+                            for m in compared_metrics(final.column_names)])
 
 
 def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +177,7 @@ def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool =
     bases = Baselines(baseline, embedders)
     seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
     rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
-    metrics = compared_metrics()
+    metrics = compared_metrics(final.column_names)
     directions = [m.direction for m in metrics]
     read = [_metric_values(final, m.name) for m in metrics]
     values = np.column_stack([v for v, _ in read])  # rows x metrics, nan = no value

@@ -48,7 +48,7 @@ from runner.results.layout import (
     index_path,
 )
 from runner.results.parts import PartWriter, read_all, read_part
-from runner.results.shard import SCHEMA
+from runner.results.shard import is_shard_schema
 
 ROWS_PER_PART = 100_000
 
@@ -194,7 +194,7 @@ def compact(out: Path, rows_per_part: int = ROWS_PER_PART) -> Compaction:
             if not hit and not (replaced and part.rows < rows_per_part // 2):
                 continue
             table, runs = read_part(lay.part_path(part))
-            current = table.schema.equals(SCHEMA)
+            current = is_shard_schema(table.schema)
             if not current and not hit:
                 continue  # an older schema's part is rewritten only to drop a rerun job
             rewrite.append(part)

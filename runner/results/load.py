@@ -22,7 +22,7 @@ import pyarrow.dataset as ds
 
 from runner.errors import FbenchError
 from runner.results.layout import ROW_ORDER, Layout
-from runner.results.shard import SCHEMA
+from runner.results.shard import SCHEMA, column_categories, shard_schema
 from runner.results.validate import REQUIRED, footer_problem
 
 
@@ -36,28 +36,32 @@ def shard_files(out: Path) -> list[Path]:
 def load_shards(
     out: Path, *, final_only: bool = False, columns: Sequence[str] | None = None
 ) -> pa.Table:
-    """Every shard row (or only final rows), read with ``runner.results.shard.SCHEMA``, from raw
-    shards and compacted parts alike (each job from one place: ``runner.results.layout``)."""
+    """Every shard row (or only final rows), read with the shard schema of the files' query
+    categories (``runner.results.shard.shard_schema``: a job without a category has nulls
+    in its columns), from raw shards and compacted parts alike (each job from one place:
+    ``runner.results.layout``)."""
     out = Path(out)
     lay = Layout(out)
     parts = [str(lay.part_path(p)) for p in lay.live_parts]
     if not lay.raw_files and not parts:
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
-    wanted = list(columns) if columns is not None else SCHEMA.names
-    read = wanted + [c for c in ROW_ORDER if c not in wanted]
     superseded = sorted(lay.superseded)
     try:
+        groups = [(ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet"), drop,
+                   shards) for files, drop, shards in ((lay.raw_files, [], True),
+                                                       (parts, superseded, False)) if files]
+        # each file checked; the schema read is the union of the files' categories
+        schema = shard_schema(sorted({c for d, _, shards in groups
+                                      for c in _check_required(d, shards)}))
+        wanted = list(columns) if columns is not None else schema.names
+        read = wanted + [c for c in ROW_ORDER if c not in wanted]
         tables = []
-        for files, drop, shards in ((lay.raw_files, [], True), (parts, superseded, False)):
-            if not files:
-                continue
-            dataset = ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet")
-            _check_required(dataset, shards)
+        for dataset, drop, _ in groups:
             conditions = [ds.field("is_final")] if final_only else []
             if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
                 conditions.append(~ds.field("job_id").isin(drop))
             where = functools.reduce(operator.and_, conditions) if conditions else None
-            tables.append(dataset.to_table(columns=read, filter=where))
+            tables.append(dataset.replace_schema(schema).to_table(columns=read, filter=where))
         table = pa.concat_tables(tables).combine_chunks()
     except (OSError, pa.ArrowException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -66,15 +70,16 @@ def load_shards(
     return table.take(order).select(wanted)
 
 
-KNOWN = frozenset(SCHEMA.names)
 RERUN = "rerun the sweep (the same command): it sets the file aside and reruns its jobs"
 
 
-def _check_required(dataset: ds.Dataset, shards: bool) -> None:
+def _check_required(dataset: ds.Dataset, shards: bool) -> set[str]:
     """Each file has the coordinates and checkpoint columns (else the explicit schema
     would read them as nulls), and each shard (``shards``) is one whole job's
     (``runner.results.validate``, from the footers, which the scan then reuses); a file
-    that is not Parquet, truncated or empty fails here, named."""
+    that is not Parquet, truncated or empty fails here, named. Returns the query
+    categories of their own the files' columns split metrics by."""
+    found: set[str] = set()
     for frag in dataset.get_fragments():
         what = "shard" if shards else "compacted part"
         try:
@@ -86,7 +91,8 @@ def _check_required(dataset: ds.Dataset, shards: bool) -> None:
         if missing:
             raise FbenchError(f"{what} {frag.path} lacks {', '.join(missing)}: not an fbench "
                               f"shard; {RERUN}")
-        unknown = [c for c in schema.names if c not in KNOWN]
+        cats, unknown = column_categories(schema.names)
+        found.update(cats)
         if unknown:  # never dropped silently
             raise FbenchError(
                 f"{what} {frag.path} has column(s) no installed metric declares "
@@ -96,3 +102,4 @@ def _check_required(dataset: ds.Dataset, shards: bool) -> None:
                                   exact=False) if shards else "")
         if problem:
             raise FbenchError(f"shard {frag.path} does not validate ({problem}); {RERUN}")
+    return found

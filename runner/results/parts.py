@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from runner.errors import FbenchError
 from runner.results.atomic import write_parquet
 from runner.results.layout import ROW_ORDER, Part, Stamp
+from runner.results.shard import column_categories, conform, shard_schema
 from runner.results.validate import read_valid_shard
 
 READERS = 4  # threads reading shards (IO and parquet decoding release the GIL)
@@ -44,7 +45,10 @@ class PartWriter:
     def flush(self) -> None:
         if self.buffer:
             self.buffer.sort(key=lambda kv: kv[0])  # jobs in (workload, policy, job) order
-            self.write(pa.concat_tables([rows for _, rows in self.buffer]), self.jobs)
+            tables = [rows for _, rows in self.buffer]
+            cats, _ = column_categories({n for t in tables for n in t.column_names})
+            schema = shard_schema(cats)  # jobs of other categories: null in each other's
+            self.write(pa.concat_tables([conform(t, schema) for t in tables]), self.jobs)
         self.buffer, self.jobs, self.buffered = [], {}, 0
 
     def write(self, table: pa.Table, jobs: dict[str, Stamp]) -> None:

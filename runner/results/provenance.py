@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-LIBRARIES = ("numpy", "pyarrow", "torch", "ray", "typer", "matplotlib")
+LIBRARIES = ("numpy", "pyarrow", "torch", "ray", "typer", "matplotlib", "statebench")
 
 
 def _version(dist: str) -> str:

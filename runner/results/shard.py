@@ -5,17 +5,20 @@ function that makes one is ``runner.job.execute``; the validator is
 A shard holds one row per checkpoint (the last row is final): the job's
 coordinates, every declared metric, the checkpoint, and provenance. The schema
 is built from the metric declarations, so a new metric is a new column and a
-shard without it no longer validates (a resumed sweep reruns it).
+shard without it no longer validates (a resumed sweep reruns it). A workload with query
+categories of its own (a trace's, a plugin's) adds their split metrics after provenance,
+categories sorted (``shard_schema``): readers take the union of the shards' categories.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 
-from runner.metrics import METRICS
+from runner.metrics import METRICS, Metric, category_columns, own_categories, split_name
 from runner.results.atomic import write_parquet
 from runner.spec.jobspec import JobSpec
 
@@ -44,8 +47,53 @@ SCHEMA = pa.schema(
     + [pa.field(name, pa.float64()) for name in METRICS]
     + [pa.field(n, t) for n, t in PROVENANCE]
 )
+KNOWN = frozenset(SCHEMA.names)
 # Columns that may differ between two runs of the same spec.
 NONDETERMINISTIC = frozenset({name for name, m in METRICS.items() if m.timing} | {"node"})
+
+
+def shard_schema(categories: Iterable[str] = ()) -> pa.Schema:
+    """The schema of a shard whose workload has the query ``categories``: ``SCHEMA``, then
+    the split columns of each category fbench's own workloads do not have, sorted."""
+    extra = [pa.field(n, pa.float64()) for c in own_categories(categories)
+             for n in category_columns(c)]
+    return pa.schema([*SCHEMA, *extra]) if extra else SCHEMA
+
+
+def column_categories(names: Iterable[str]) -> tuple[tuple[str, ...], list[str]]:
+    """Of columns beyond ``SCHEMA``: the categories whose split metrics they are (sorted),
+    and those that are no metric at all (a plugin's, uninstalled since)."""
+    cats, unknown = set(), []
+    for name in names:
+        if name in KNOWN:
+            continue
+        split = split_name(name)
+        if split is None:
+            unknown.append(name)
+        else:
+            cats.add(split[1])
+    return tuple(sorted(cats)), unknown
+
+
+def is_shard_schema(schema: pa.Schema) -> bool:
+    """``schema`` is exactly a shard's: ``SCHEMA``, then whole categories' split columns."""
+    cats, unknown = column_categories(schema.names)
+    return not unknown and schema.equals(shard_schema(cats))
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with ``schema``'s columns: a category's split metrics it lacks are null."""
+    cols = [table.column(f.name) if f.name in table.column_names
+            else pa.nulls(table.num_rows, f.type) for f in schema]
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def compared_metrics(columns: Sequence[str] = ()) -> list[Metric]:
+    """Every declared metric except timing ones (not deterministic, never compared), then
+    the split metrics of the other categories among ``columns``."""
+    cats, _ = column_categories(columns)
+    own = [METRICS[n] for c in cats for n in category_columns(c)]
+    return [m for m in METRICS.values() if not m.timing] + own
 
 
 def checkpoints(horizon: int, n: int = N_CHECKPOINTS) -> list[int]:

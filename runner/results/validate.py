@@ -7,7 +7,8 @@ statistics of ``job_id``, ``horizon`` and ``is_final`` (min and max), so checkin
 10,000 shards reads no rows; a footer without statistics falls back to reading
 those three columns.
 
-A shard is whole when it has exactly ``SCHEMA`` (or, for ``exact=False``, at least
+A shard is whole when it has exactly a shard schema (``SCHEMA``, with its workload's own
+categories' columns: ``runner.results.shard.shard_schema``) (or, for ``exact=False``, at least
 the coordinate and checkpoint columns: aggregation reads older shards, whose missing
 metrics are nulls), holds rows of its own job only (the file's stem), one row per
 checkpoint of its horizon, and its final row.
@@ -21,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from runner.results.shard import CHECKPOINT, COORDINATES, SCHEMA, expected_rows
+from runner.results.shard import CHECKPOINT, COORDINATES, SCHEMA, expected_rows, is_shard_schema
 
 REQUIRED = tuple(name for name, _ in COORDINATES + CHECKPOINT)
 _STATS = ("job_id", "horizon", "is_final")
@@ -51,7 +52,7 @@ def footer_problem(path: Path, job_id: str, meta: pq.FileMetaData, schema: pa.Sc
                    *, exact: bool = True) -> str:
     """What is wrong with the shard ``path`` of job ``job_id`` whose footer is ``meta``
     (its Arrow schema ``schema``); "" when nothing is."""
-    if exact and not schema.equals(SCHEMA):
+    if exact and not is_shard_schema(schema):
         missing = [c for c in SCHEMA.names if c not in schema.names]
         return (f"it lacks {', '.join(missing[:3])}{'...' if len(missing) > 3 else ''}"
                 if missing else "its columns are not this fbench's shard schema")
@@ -106,7 +107,7 @@ def part_problem(path: Path, rows: int, jobs: set[str]) -> str:
     ``jobs``; "" when nothing is."""
     try:
         pf = pq.ParquetFile(path)
-        if not pf.schema_arrow.equals(SCHEMA):
+        if not is_shard_schema(pf.schema_arrow):
             return "its columns are not this fbench's shard schema"
         if pf.metadata.num_rows != rows:
             return f"{pf.metadata.num_rows} rows, its index says {rows}"

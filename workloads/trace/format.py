@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
+from workloads.registry import CATEGORY_NAME
 
 FORMAT = "fbench-trace"
 VERSION = 1
@@ -105,12 +106,17 @@ def read_header(path: Path, doc: dict[str, Any]) -> Header:
             isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
             for p in phrases):
         raise err("vocabulary.phrases", "must be a list of [phrase, attribute] pairs")
+    categories = _str_map(doc.get("categories"), "categories", err)
+    bad = sorted(c for c in categories if not CATEGORY_NAME.fullmatch(c))
+    if bad:
+        raise err(f"categories.{bad[0]}", "must be lower-case letters, digits and _, starting "
+                  "with a letter (it names metrics: recall_at_k_<category>)")
     source = doc.get("source", "")
     if not isinstance(source, str):
         raise err("source", "must be a string")
     return Header(
         horizon=_int(doc.get("horizon"), "horizon", err, 1), horizon_unit=unit,
-        categories=_str_map(doc.get("categories"), "categories", err),
+        categories=categories,
         update_kinds=kinds, entities=tuple(entities),
         phrases=tuple((p[0], p[1]) for p in phrases),
         distinct_facts=_int(doc.get("distinct_facts"), "distinct_facts", err, 1),

@@ -1,0 +1,50 @@
+"""The per-category tables of a setting whose workload has query categories of its own
+(a trace's, StateBench's tracks): each primary quality metric, one column per category.
+fbench's own categories (fact, durable, ...) are left to ``fbench show``: their split
+columns are in every summary."""
+
+from __future__ import annotations
+
+from runner.metrics import CATEGORIES, METRICS, split_name
+from runner.report.blocks import directed, table
+from runner.report.findings import ReportIndex
+from runner.results.aggregate import Setting
+from runner.results.tables import format_cell, variant_label
+
+SPLIT = ("recall_current_at_k", "contradiction_rate", "false_forget_rate")
+
+
+def own_categories(idx: ReportIndex, setting: Setting) -> list[str]:
+    """The categories of its own a setting's cells have queries of, in name order."""
+    found: set[str] = set()
+    for cell in idx.in_setting(setting):
+        for name, r in idx.rows[cell].items():
+            split = split_name(name)
+            if (split is not None and split[0] == "n_queries" and split[1] not in CATEGORIES
+                    and (r["mean"] or 0) > 0):
+                found.add(split[1])
+    return sorted(found)
+
+
+def category_tables(idx: ReportIndex, setting: Setting) -> list[str]:
+    """One table per metric of ``SPLIT``: a row per cell, a column per category of the
+    setting's own (mean ± half-width of the 95% t interval over seeds)."""
+    cats = own_categories(idx, setting)
+    if not cats:
+        return []
+    cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
+    lines = ["### By query category", "",
+             "The workload's own query categories, each metric over that category's queries "
+             "only (mean ± half-width of the 95% t interval over seeds; exploratory: no "
+             "comparison is tested here).", ""]
+    for metric in SPLIT:
+        m = METRICS[metric]
+        rows = []
+        for c in cells:
+            got = [idx.rows[c].get(f"{metric}_{cat}") for cat in cats]
+            rows.append([variant_label(c[3], c[4])] + [
+                format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
+                            idx.digits.get(metric)) if r is not None else "" for r in got])
+        lines += [f"**{directed(m)}**", "", *table(["policy", *cats], rows, "l" + "r" * len(cats)),
+                  ""]
+    return lines

@@ -1,0 +1,103 @@
+"""Do the policies' rankings on fbench's own streams hold on another benchmark's? The
+section a report gains when an included sweep runs workloads its main sweep does not
+(``sweeps/outside.toml``: StateBench): per primary metric, each policy's mean ± the half
+width of its 95% t interval and its rank in every column (a setting and its workload
+parameters), then Kendall's τ-b between each outside column and each of the main
+sweep's base workloads (``BASES``), over the policies both ran (exploratory: the τ are
+not corrected for multiplicity)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+from scipy import stats
+
+from runner.report.blocks import table
+from runner.results.tables import format_cell, variant_label
+
+BASES = ("contradiction", "lifecycle")  # fbench's two family bases
+METRICS = (("recall_current_at_k", "higher"), ("contradiction_rate", "lower"),
+           ("false_forget_rate", "lower"))
+
+Column = tuple[str, int, int, str]  # workload, horizon, k, its workload parameters
+
+
+def _columns(summary: pa.Table, metric: str) -> dict[Column, dict[str, dict[str, Any]]]:
+    """column -> policy label -> the summary row of ``metric`` (mean, ci_low, ...)."""
+    out: dict[Column, dict[str, dict[str, Any]]] = {}
+    for r in summary.to_pylist():
+        if r["metric"] != metric:
+            continue
+        params = json.loads(r["params"])
+        own = {k: v for k, v in params.items() if k.startswith("workload.")}
+        rest = {k: v for k, v in params.items() if k not in own}
+        col = (r["workload"], r["horizon"], r["k"], json.dumps(own, sort_keys=True))
+        out.setdefault(col, {})[variant_label(r["policy"], json.dumps(rest, sort_keys=True))] = r
+    return out
+
+
+def _title(col: Column) -> str:
+    own = json.loads(col[3])
+    extra = " ".join(f"{k.removeprefix('workload.')}={v}" for k, v in own.items())
+    return f"{col[0]} h{col[1]}" + (f" {extra}" if extra else "")
+
+
+def _ranks(cells: dict[str, dict[str, Any]], direction: str) -> dict[str, float]:
+    labels = [p for p, r in cells.items() if not _nan(r["mean"])]
+    sign = -1.0 if direction == "higher" else 1.0
+    ranks = stats.rankdata([sign * cells[p]["mean"] for p in labels], method="min")
+    return dict(zip(labels, (float(x) for x in ranks), strict=True))
+
+
+def _nan(x: float | None) -> bool:
+    return x is None or math.isnan(x)
+
+
+def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[str]:
+    """The rankings section, or nothing when no included sweep runs another workload."""
+    own = set(main.column("workload").to_pylist())
+    others = [(name, s) for name, s in outside
+              if not set(s.column("workload").to_pylist()) & own]
+    if not others:
+        return []
+    lines = ["## Do the rankings hold elsewhere?", "",
+             f"Each policy on the main sweep's {' and '.join(f'`{b}`' for b in BASES)} and on "
+             f"the included sweeps' own workloads ({', '.join(f'`{n}/`' for n, _ in others)}):"
+             " its mean ± half-width of the 95% t interval over seeds, and its rank in the "
+             "column (1 = best). τ: Kendall's τ-b between two columns' means over the "
+             "policies both ran (exploratory, not corrected for multiplicity).", ""]
+    for metric, direction in METRICS:
+        mains = {c: v for c, v in _columns(main, metric).items() if c[0] in BASES}
+        outs = {c: v for _, s in others for c, v in _columns(s, metric).items()}
+        cols = sorted(mains) + sorted(outs)
+        if not mains or not outs:
+            continue
+        every = {**mains, **outs}
+        ranks = {c: _ranks(every[c], direction) for c in cols}
+        labels = sorted({p for c in outs for p in every[c]})
+        rows = []
+        for p in labels:
+            row = [p]
+            for c in cols:
+                r = every[c].get(p)
+                row.append("" if r is None else f"{ranks[c].get(p, math.nan):.0f}. " + format_cell(
+                    r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"], 3))
+            rows.append(row)
+        arrow = "↑" if direction == "higher" else "↓"
+        lines += [f"**{metric} {arrow}**", "",
+                  *table(["policy", *map(_title, cols)], rows, "l" + "r" * len(cols)), ""]
+        taus = []
+        for o in sorted(outs):
+            for m in sorted(mains):
+                both = sorted(set(ranks[o]) & set(ranks[m]))
+                if len(both) < 3:
+                    continue
+                res = stats.kendalltau([ranks[o][p] for p in both], [ranks[m][p] for p in both])
+                taus.append(f"{_title(o)} vs {_title(m)}: τ = {res.statistic:+.2f} "
+                            f"(p = {res.pvalue:.2g}, {len(both)} policies)")
+        lines += [f"- {t}" for t in taus] + ([""] if taus else [])
+    return lines
