@@ -24,11 +24,12 @@ def _summary(workload: str, horizon: int, means: dict[str, float],
 
 def test_rankings_set_each_policy_side_by_side_with_tau() -> None:
     """Prevents a rankings section that mis-ranks (direction ignored), drops a column of
-    an outside workload's parameters, or states a τ other than scipy's over the
-    policies both columns ran; and one shown when no included sweep runs another
-    workload."""
+    an outside workload's parameters, ranks among cells it does not show, or states a τ
+    other than scipy's over the policies both columns ran; and one shown when no included
+    sweep runs another workload."""
     main = pa.concat_tables([
-        _summary("contradiction", 3000, {"keep_all": 0.6, "lethe": 0.1, "ttl": 0.3}),
+        _summary("contradiction", 3000, {"keep_all": 0.6, "lethe": 0.1, "ttl": 0.3,
+                                          "main_only": 0.99}),
         _summary("lifecycle", 365, {"keep_all": 0.5, "lethe": 0.7, "ttl": 0.2}),
         _summary("lifecycle.bursty", 365, {"keep_all": 0.5})])
     outside = pa.concat_tables([
@@ -39,6 +40,7 @@ def test_rankings_set_each_policy_side_by_side_with_tau() -> None:
     assert ("| policy | contradiction h3000 | lifecycle h365 | statebench h2000 distance=40 |"
             in text)
     assert "| lethe | 3. 0.100 ± 0.010 | 1. 0.700 ± 0.010 | 4. 0.200 ± 0.010 |" in text
+    assert "| keep_all | 1. 0.600 ± 0.010 | 2. 0.500 ± 0.010 | 3. 0.400 ± 0.010 |" in text
     assert "| oracle |  |  | 2. 0.500 ± 0.010 |" in text
     # contradiction_rate is lower-is-better: the ranks flip
     lower = text.split("**contradiction_rate ↓**")[1]
@@ -46,5 +48,5 @@ def test_rankings_set_each_policy_side_by_side_with_tau() -> None:
     tau = stats.kendalltau([3, 4, 1], [1, 3, 2]).statistic  # keep_all, lethe, ttl
     assert (f"- statebench h2000 distance=40 vs contradiction h3000: τ = {tau:+.2f}"
             in text.split("**contradiction_rate")[0])
-    assert "lifecycle.bursty" not in text
+    assert "lifecycle.bursty" not in text and "main_only" not in text
     assert section(main, [("incumbents", main)]) == []

@@ -17,6 +17,7 @@ import pyarrow as pa
 from scipy import stats
 
 from runner.report.blocks import table
+from runner.results.aggregate import params_sort_key
 from runner.results.tables import format_cell, variant_label
 
 BASES = ("contradiction", "lifecycle")  # fbench's two family bases
@@ -38,6 +39,10 @@ def _columns(summary: pa.Table, metric: str) -> dict[Column, dict[str, dict[str,
         col = (r["workload"], r["horizon"], r["k"], json.dumps(own, sort_keys=True))
         out.setdefault(col, {})[variant_label(r["policy"], json.dumps(rest, sort_keys=True))] = r
     return out
+
+
+def _order(col: Column) -> tuple[Any, ...]:
+    return (*col[:3], params_sort_key(col[3]))  # defaults first, then values numerically
 
 
 def _title(col: Column) -> str:
@@ -68,17 +73,19 @@ def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[str
              f"Each policy on the main sweep's {' and '.join(f'`{b}`' for b in BASES)} and on "
              f"the included sweeps' own workloads ({', '.join(f'`{n}/`' for n, _ in others)}):"
              " its mean ± half-width of the 95% t interval over seeds, and its rank in the "
-             "column (1 = best). τ: Kendall's τ-b between two columns' means over the "
-             "policies both ran (exploratory, not corrected for multiplicity).", ""]
+             "column among the policies shown (1 = best; ties share the best rank). τ: "
+             "Kendall's τ-b between two columns' means over the policies both ran "
+             "(exploratory, not corrected for multiplicity).", ""]
     for metric, direction in METRICS:
         mains = {c: v for c, v in _columns(main, metric).items() if c[0] in BASES}
         outs = {c: v for _, s in others for c, v in _columns(s, metric).items()}
-        cols = sorted(mains) + sorted(outs)
+        cols = sorted(mains, key=_order) + sorted(outs, key=_order)
         if not mains or not outs:
             continue
-        every = {**mains, **outs}
+        labels = sorted({p for c in outs for p in outs[c]})  # ranked among these only
+        every = {c: {p: r for p, r in v.items() if p in labels} for c, v in
+                 {**mains, **outs}.items()}
         ranks = {c: _ranks(every[c], direction) for c in cols}
-        labels = sorted({p for c in outs for p in every[c]})
         rows = []
         for p in labels:
             row = [p]
@@ -91,8 +98,8 @@ def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[str
         lines += [f"**{metric} {arrow}**", "",
                   *table(["policy", *map(_title, cols)], rows, "l" + "r" * len(cols)), ""]
         taus = []
-        for o in sorted(outs):
-            for m in sorted(mains):
+        for o in sorted(outs, key=_order):
+            for m in sorted(mains, key=_order):
                 both = sorted(set(ranks[o]) & set(ranks[m]))
                 if len(both) < 3:
                     continue
