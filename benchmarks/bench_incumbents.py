@@ -20,6 +20,7 @@ MEMORIES: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = (
     ("lethe_agent minilm", "lethe_agent", (("embedder", "minilm"),)),
     ("lethe_agent fifo", "lethe_agent", (("retention", "fifo"),)),
     ("mem0 (minilm)", "mem0", ()),
+    ("mem0 expire_days=7", "mem0", (("expire_days", 7.0),)),
     ("lethe", "lethe", ()),
     ("lethe minilm", "lethe", (("embedder", "minilm"),)),
     ("ebbinghaus", "ebbinghaus", ()),

@@ -22,6 +22,7 @@ STREAMS = tuple((name, 240 if WORKLOADS[name].horizon_unit == "turns" else 12)
 MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
     "lethe_agent": [(("retention", "fifo"), ("capacity", 20)),
                     (("retention", "ttl"), ("ttl_days", 3.0))],
+    "mem0": [(("expire_days", 3.0),)],
 }
 
 

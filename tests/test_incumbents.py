@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -168,6 +169,23 @@ class TestMem0:
         assert mem.stored() == mem.size() == 3
         assert all(mem.holds(i) for i in range(3)) and not mem.holds(7)
 
+    def test_expiry_follows_the_simulated_clock_by_date(self) -> None:
+        """Prevents mem0's expiry being judged by the real date (or by fbench instead of
+        mem0): with expire_days=2 a capture of day 0 is still returned on day 2, hidden
+        from day 3 on, counted as expired, and the vector store agrees."""
+        mem = build("mem0", expire_days=2.0)
+        mem.observe(0, 0, "alice lives in paris", {})
+        mem.observe(1, 2, "bob likes green tea", {})
+        assert mem.query(2, "where does alice live?", 2)[0].obs_id == 0
+        assert mem.size() == 2 and mem.forgotten() == {}
+        mem.tick(3)
+        assert [h.obs_id for h in mem.query(3, "where does alice live?", 2)] == [1]
+        assert not mem.holds(0) and mem.holds(1)
+        assert mem.size() == mem.stored() == 1 and mem.forgotten() == {"expired": 1}
+        assert mem.tokens() == 4
+        mem.tick(5)
+        assert mem.size() == mem.stored() == 0 and mem.query(5, "alice", 2) == []
+
 
 class TestMiniLM:
     def test_unit_vectors_cached_by_text(self) -> None:
@@ -212,3 +230,37 @@ class TestMiniLM:
         assert {k: v for k, v in a.items() if not k.startswith(("wall", "query_ms"))} == \
             pytest.approx({k: v for k, v in b.items() if not k.startswith(("wall", "query_ms"))},
                           nan_ok=True, rel=0, abs=0)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
+    """Prevents an incumbent whose numbers depend on the executor (a clock read in the
+    worker, a thread count, a library global left from another job): every incumbent
+    setting, on both workload families, gives identical final metrics (timing aside)
+    inline and on the embedded Ray."""
+    import json
+    import sys
+
+    import pyarrow.parquet as pq
+
+    from runner.metrics import METRICS
+
+    finals = {}
+    for executor in ("inline", "ray"):
+        out = tmp_path / executor
+        res = subprocess.run(
+            [sys.executable, "-m", "runner.cli", "sweep", "--workloads",
+             "contradiction,lifecycle", "--horizons", "0.05x", "--policies",
+             "lethe_agent,mem0", "--param", "lethe_agent.retention=score_decay,fifo",
+             "--param", "mem0.expire_days=0,7", "--seeds", "1", "--executor", executor,
+             "--out", str(out), "--no-report"],
+            capture_output=True, text=True, timeout=900, check=False)
+        assert res.returncode == 0, res.stderr
+        rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
+                if "shards" in p.parts]
+        assert len(rows) == 8
+        finals[executor] = sorted(json.dumps(
+            {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
+            | {"job": r["job_id"]}, sort_keys=True) for r in rows)
+    assert finals["ray"] == finals["inline"]

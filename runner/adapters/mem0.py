@@ -10,8 +10,14 @@ update decisions (they need ``infer=True`` and an LLM; the placeholder API key m
 needs to construct is never used), entity and BM25 keyword boosts (they need spaCy and
 fastembed, which are not installed: mem0 skips them), and rerankers (off).
 
-mem0 has no decay or eviction of its own (its ``expiration_date`` compares with the
-real date), so it is the "never forgets" incumbent: nothing is ever deleted.
+mem0 has no decay or eviction of its own. By default it is the "never forgets"
+incumbent: nothing is ever deleted. Its one offline forgetting rule is expiry:
+``policy.expire_days=N`` gives each capture ``expiration_date`` = its simulated date +
+N days, and mem0 hides a memory once that date is before today
+(``runner.adapters.mem0_clock`` makes mem0's "today" the simulated clock: step ``t`` is
+``t × step_seconds`` after an epoch, a day by default). An expired memory stays in the
+vector store but is never returned; fbench counts it as forgotten ("expired"), so
+``holds``, size and tokens follow mem0's own rule (``_payload_is_expired``).
 
 Offline and contained: ``HF_HUB_OFFLINE=1``, ``MEM0_TELEMETRY=False``, ``MEM0_DIR`` a
 temporary folder of the process (mem0 reads it once, at import), and each job's
@@ -26,13 +32,16 @@ import logging
 import os
 import tempfile
 import weakref
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from memcore.minilm import local_model
 from memcore.text import whitespace_tokens
+from runner.adapters import mem0_clock
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
@@ -43,18 +52,26 @@ NAME = "mem0"
 USER = "fbench"
 OBS_KEY = "fbench_obs"
 DIMS = 384
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 _process_dir: str | None = None
 
 
 @dataclass(frozen=True)
 class Mem0Params:
-    """mem0 has nothing to tune on this path: its defaults, infer=False."""
+    """mem0's defaults, infer=False; ``expire_days`` (0: never) sets each capture's
+    ``expiration_date``, ``step_seconds`` is one step of the stream on its clock."""
 
     collection: str = "fbench"
+    expire_days: float = 0.0
+    step_seconds: float = 86_400.0
 
     def __post_init__(self) -> None:
         if not self.collection.isidentifier():
             raise ValueError(f"mem0 collection {self.collection!r} must be a plain name")
+        if self.expire_days < 0:
+            raise ValueError(f"mem0 expire_days must be >= 0 (0: never), got {self.expire_days}")
+        if self.step_seconds <= 0:
+            raise ValueError(f"mem0 step_seconds must be positive, got {self.step_seconds}")
 
 
 def offline_environment() -> None:
@@ -85,47 +102,77 @@ class Mem0Adapter:
     """One job's mem0 ``Memory`` behind the harness's interface."""
 
     def __init__(self, mem0: Any, model: str, p: Mem0Params) -> None:
+        from mem0.memory import main
+
+        self.p = p
+        self._main = main
+        self._live: deque[tuple[int, str, int]] = deque()  # (obs, expiration date, tokens)
+        self._size = self._tokens = self._expired = 0
+        mem0_clock.install(main)
+        self._clock(0)
         self._tmp = tempfile.TemporaryDirectory(prefix="fbench-mem0-job-")
         weakref.finalize(self, self._tmp.cleanup)
         self.memory = mem0.Memory.from_config(config(model, Path(self._tmp.name) / "h.db", p))
         self.memory.embedding_model.embed = CachedEmbed(self.memory.embedding_model.embed)
         self._id_of: dict[int, str] = {}
-        self._size = 0
-        self._tokens = 0
+
+    def _clock(self, t: int) -> None:
+        """mem0's "today" is step ``t``; memories whose date has passed leave the count
+        (captures come in time order, so their expiration dates never decrease)."""
+        mem0_clock.set_now(EPOCH + timedelta(seconds=t * self.p.step_seconds))
+        expired = self._main._payload_is_expired
+        while self._live and expired({"expiration_date": self._live[0][1]}):
+            _, _, n = self._live.popleft()
+            self._size -= 1
+            self._tokens -= n
+            self._expired += 1
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
-        out = self.memory.add(text, user_id=USER, infer=False, metadata={OBS_KEY: obs_id})
+        self._clock(t)
+        extra: dict[str, Any] = {}
+        if self.p.expire_days:
+            day = EPOCH + timedelta(seconds=t * self.p.step_seconds + self.p.expire_days * 86_400)
+            extra["expiration_date"] = day.date().isoformat()
+        out = self.memory.add(text, user_id=USER, infer=False, metadata={OBS_KEY: obs_id},
+                              **extra)
         added = [r for r in out["results"] if r.get("event") == "ADD"]
         if len(added) != 1:
             raise RuntimeError(f"mem0 add returned {out['results']!r} for one message")
         self._id_of[obs_id] = added[0]["id"]
+        n = whitespace_tokens(text)
         self._size += 1
-        self._tokens += whitespace_tokens(text)
+        self._tokens += n
+        if extra:
+            self._live.append((obs_id, extra["expiration_date"], n))
+            self._clock(t)  # an expiry of 0 days has passed already
 
     def query(self, t: int, text: str, k: int) -> list[Hit]:
+        self._clock(t)
         out = self.memory.search(text, top_k=k, filters={"user_id": USER}, threshold=0.0)
         return [Hit(int(r["metadata"][OBS_KEY]), float(r["score"])) for r in out["results"]]
 
     def tick(self, t: int) -> None:
-        pass  # mem0 has nothing to consolidate
+        self._clock(t)  # mem0 has nothing to consolidate; its expiry is by date
 
     def holds(self, obs_id: int) -> bool:
         mid = self._id_of.get(obs_id)
-        return mid is not None and self.memory.get(mid) is not None
+        got = self.memory.get(mid) if mid is not None else None
+        return got is not None and not self._main._payload_is_expired(got)
 
     def size(self) -> int:
-        return self._size  # mem0 never deletes; the contract test checks the store agrees
+        return self._size  # the contract test checks the store agrees (stored)
 
     def stored(self) -> int:
-        """The vector store's own count of memories (for the contract test)."""
+        """The vector store's own count of memories mem0 would return (not expired)."""
         vs = self.memory.vector_store
-        return int(vs.client.count(collection_name=vs.collection_name, exact=True).count)
+        points, _ = vs.client.scroll(collection_name=vs.collection_name, limit=1 << 30)
+        return sum(not self._main._payload_is_expired(pt.payload) for pt in points)
 
     def tokens(self) -> int:
         return self._tokens
 
     def forgotten(self) -> dict[str, int]:
-        return {}
+        return {"expired": self._expired} if self._expired else {}
 
 
 def build(policy_params: Mem0Params, store_params: Any, vocab: Vocabulary) -> Any:
@@ -146,6 +193,7 @@ def build(policy_params: Mem0Params, store_params: Any, vocab: Vocabulary) -> An
 MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
     description="mem0 open-source Memory (2.2), infer=False: storage, dense retrieval "
-                "(all-MiniLM-L6-v2, in-memory qdrant), filtering; never forgets",
+                "(all-MiniLM-L6-v2, in-memory qdrant), filtering; never forgets, or hides "
+                "captures expire_days after them (expiration_date, on the simulated clock)",
     Params=Mem0Params, StoreParams=None, build=build,
     embedder=lambda policy, store: "minilm"))
