@@ -21,6 +21,8 @@ MEMORIES: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = (
     ("lethe_agent fifo", "lethe_agent", (("retention", "fifo"),)),
     ("mem0 (minilm)", "mem0", ()),
     ("mem0 expire_days=7", "mem0", (("expire_days", 7.0),)),
+    ("langgraph_store", "langgraph_store", ()),
+    ("langgraph_store minilm", "langgraph_store", (("embedder", "minilm"),)),
     ("lethe", "lethe", ()),
     ("lethe minilm", "lethe", (("embedder", "minilm"),)),
     ("ebbinghaus", "ebbinghaus", ()),

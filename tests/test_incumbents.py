@@ -51,6 +51,7 @@ def offline_env() -> dict[str, str]:
     ["--policy", "lethe_agent"],
     ["--policy", "lethe_agent", "--param", "embedder=minilm"],
     ["--policy", "keep_all", "--param", "embedder=minilm"],
+    ["--policy", "langgraph_store", "--param", "embedder=minilm"],
 ], ids=lambda a: " ".join(a[1:]))
 @pytest.mark.parametrize("workload", ["contradiction", "lifecycle"])
 def test_runs_offline(args: list[str], workload: str) -> None:
@@ -67,7 +68,8 @@ def test_runs_offline(args: list[str], workload: str) -> None:
 
 
 @pytest.mark.parametrize(("policy", "module", "package"), [
-    ("lethe_agent", "lethe", "lethe-agent"), ("mem0", "mem0", "mem0ai")])
+    ("lethe_agent", "lethe", "lethe-agent"), ("mem0", "mem0", "mem0ai"),
+    ("langgraph_store", "langgraph.store.memory", "langgraph")])
 def test_missing_library_is_one_line_naming_the_extra(
         policy: str, module: str, package: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a missing incumbent library from crashing with a traceback or being
@@ -187,6 +189,26 @@ class TestMem0:
         assert mem.size() == mem.stored() == 0 and mem.query(5, "alice", 2) == []
 
 
+class TestLangGraphStore:
+    def test_ids_travel_in_keys_and_values_and_search_is_semantic(self) -> None:
+        """Prevents scoring LangGraph's store on anything but what it stores and returns:
+        each observation is the item ``obs-<id>`` whose value carries the id back from
+        ``search``, ranked by the index's cosine on fbench's embedder, and the store's
+        own count agrees; nothing is ever deleted."""
+        mem = build("langgraph_store", embedder="minilm")
+        texts = ["alice lives in paris", "bob likes green tea", "carol works at acme"]
+        for i, text in enumerate(texts):
+            mem.observe(i, i, text, {})
+        hits = mem.query(3, "Where does Alice live now?", 2)
+        assert hits[0].obs_id == 0 and len(hits) == 2
+        assert hits[0].score >= hits[1].score
+        item = mem.store.get(("fbench",), "obs-2")
+        assert item.value == {"text": "carol works at acme", "obs": 2}
+        mem.tick(9)
+        assert mem.stored() == mem.size() == 3 and mem.forgotten() == {}
+        assert all(mem.holds(i) for i in range(3)) and not mem.holds(7)
+
+
 class TestMiniLM:
     def test_unit_vectors_cached_by_text(self) -> None:
         """Prevents unnormalised or re-encoded vectors: 384-d unit rows, each text
@@ -252,14 +274,16 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
         res = subprocess.run(
             [sys.executable, "-m", "runner.cli", "sweep", "--workloads",
              "contradiction,lifecycle", "--horizons", "0.05x", "--policies",
-             "lethe_agent,mem0", "--param", "lethe_agent.retention=score_decay,fifo",
-             "--param", "mem0.expire_days=0,7", "--seeds", "1", "--executor", executor,
+             "lethe_agent,mem0,langgraph_store", "--param",
+             "lethe_agent.retention=score_decay,fifo", "--param", "mem0.expire_days=0,7",
+             "--param", "langgraph_store.embedder=hashing,minilm", "--seeds", "1",
+             "--executor", executor,
              "--out", str(out), "--no-report"],
             capture_output=True, text=True, timeout=900, check=False)
         assert res.returncode == 0, res.stderr
         rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
                 if "shards" in p.parts]
-        assert len(rows) == 8
+        assert len(rows) == 12
         finals[executor] = sorted(json.dumps(
             {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
             | {"job": r["job_id"]}, sort_keys=True) for r in rows)
