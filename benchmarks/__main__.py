@@ -13,7 +13,7 @@ machine and the load average). Parts:
 4. ``executors``: sweep jobs/second inline vs Ray (``benchmarks/bench_executors.py``).
 5. ``aggregate``: aggregation seconds for 1k and 10k shards, raw and after
    ``fbench compact`` (``benchmarks/bench_aggregate.py``; 10k compacted <= 10 s).
-6. ``incumbents``: per-job seconds and query latency of lethe-agent and mem0 next to
+6. ``incumbents``: per-job seconds and query latency of every incumbent library next to
    fbench's policies on the same stream (``benchmarks/bench_incumbents.py``; needs the
    ``incumbents`` extra).
 

@@ -24,6 +24,7 @@ MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
                     (("retention", "ttl"), ("ttl_days", 3.0))],
     "mem0": [(("expire_days", 3.0),)],
     "langgraph_store": [(("embedder", "minilm"),)],
+    "yantrikdb": [(("max_active", 20),)],
 }
 
 
@@ -47,8 +48,8 @@ def test_adapter_contract(policy: str, params: tuple) -> None:
                          ids=lambda v: str(v))
 def test_incumbents_forget_log_every_deletion_once(policy: str, params: tuple) -> None:
     """Prevents an incumbent adapter that loses deletions: every observation is either
-    held or in the library's forget log, once (mem0 and the LangGraph store also agree
-    with their own store's count)."""
+    held or in the library's forget log, once (mem0, the LangGraph store and YantrikDB
+    also agree with their own store's count)."""
     r_spec = make_spec("lifecycle", policy, 3, horizon=12, params=params)
     r = materialize(r_spec)
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
@@ -63,7 +64,7 @@ def test_incumbents_forget_log_every_deletion_once(policy: str, params: tuple) -
             memory.tick(ev.t)
     held = sum(memory.holds(i) for i in range(n_obs))
     assert held + sum(memory.forgotten().values()) == n_obs
-    if policy in ("mem0", "langgraph_store"):  # its own count agrees with the adapter's
+    if policy in ("mem0", "langgraph_store", "yantrikdb"):  # its own count agrees
         assert memory.stored() == held == memory.size()  # type: ignore[attr-defined]
 
 

@@ -69,7 +69,8 @@ def test_runs_offline(args: list[str], workload: str) -> None:
 
 @pytest.mark.parametrize(("policy", "module", "package"), [
     ("lethe_agent", "lethe", "lethe-agent"), ("mem0", "mem0", "mem0ai"),
-    ("langgraph_store", "langgraph.store.memory", "langgraph")])
+    ("langgraph_store", "langgraph.store.memory", "langgraph"),
+    ("yantrikdb", "yantrikdb", "yantrikdb")])
 def test_missing_library_is_one_line_naming_the_extra(
         policy: str, module: str, package: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a missing incumbent library from crashing with a traceback or being
@@ -209,6 +210,41 @@ class TestLangGraphStore:
         assert all(mem.holds(i) for i in range(3)) and not mem.holds(7)
 
 
+class TestYantrikDB:
+    def test_the_engine_runs_on_the_simulated_clock(self) -> None:
+        """Prevents driving the engine on the real clock (its decay, recency and uuid7
+        ids read the time themselves): its process's wall clock is the simulated time,
+        one second per event within a step."""
+        mem = build("yantrikdb")
+        mem.observe(0, 3, "alice lives in paris", {})
+        assert mem.engine.call("clock") == pytest.approx(1_767_225_600 + 3 * 86_400 + 1)
+        mem.observe(1, 3, "bob likes tea", {})
+        assert mem.engine.call("clock") == pytest.approx(1_767_225_600 + 3 * 86_400 + 2)
+        hits = mem.query(40, "where does alice live", 2)
+        assert [h.obs_id for h in hits] == [0, 1]
+        assert mem.stored() == mem.size() == 2
+
+    def test_evict_moves_to_cold_storage_and_recall_still_serves(self) -> None:
+        """Prevents reporting the engine's bound as a forgetting it does not do (a quirk
+        measured, not patched): evict(max_active) moves the excess to the cold tier, and
+        the engine still serves every record, so nothing counts as forgotten."""
+        mem = build("yantrikdb", max_active=2)
+        for i, text in enumerate(["alice lives in paris", "bob likes tea",
+                                  "carol works at acme", "dave plays chess"]):
+            mem.observe(i, i, text, {})
+        mem.tick(5)
+        assert mem.size() == mem.stored() == 4 and mem.forgotten() == {}
+        assert sorted(h.obs_id for h in mem.query(5, "alice bob carol dave", 4)) == [0, 1, 2, 3]
+
+    def test_without_libfaketime_it_is_one_line(self, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+        """Prevents a traceback (or a run on the real clock) where libfaketime is
+        missing: one line naming the package."""
+        monkeypatch.setenv("FBENCH_LIBFAKETIME", "/nonexistent/libfaketime.so.1")
+        with pytest.raises(FbenchError, match="apt-get install faketime"):
+            build("yantrikdb")
+
+
 class TestMiniLM:
     def test_unit_vectors_cached_by_text(self) -> None:
         """Prevents unnormalised or re-encoded vectors: 384-d unit rows, each text
@@ -274,7 +310,7 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
         res = subprocess.run(
             [sys.executable, "-m", "runner.cli", "sweep", "--workloads",
              "contradiction,lifecycle", "--horizons", "0.05x", "--policies",
-             "lethe_agent,mem0,langgraph_store", "--param",
+             "lethe_agent,mem0,langgraph_store,yantrikdb", "--param",
              "lethe_agent.retention=score_decay,fifo", "--param", "mem0.expire_days=0,7",
              "--param", "langgraph_store.embedder=hashing,minilm", "--seeds", "1",
              "--executor", executor,
@@ -283,7 +319,7 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
                 if "shards" in p.parts]
-        assert len(rows) == 12
+        assert len(rows) == 14
         finals[executor] = sorted(json.dumps(
             {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
             | {"job": r["job_id"]}, sort_keys=True) for r in rows)

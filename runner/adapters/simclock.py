@@ -1,0 +1,122 @@
+"""A library object in a process of its own whose wall clock is the job's simulated
+clock, for libraries that read the time themselves (Rust's ``SystemTime``, SQLite's
+``CURRENT_TIMESTAMP``) and offer no way to inject it.
+
+The child runs under libfaketime (``LD_PRELOAD``; Debian's ``faketime`` package, or the
+library named by ``FBENCH_LIBFAKETIME``) with its time read from a file on every call
+(``FAKETIME_TIMESTAMP_FILE``, ``FAKETIME_NO_CACHE=1``); monotonic clocks stay real, so
+timeouts and waits behave. Before each call the parent writes the simulated time to the
+file, so the library sees exactly the clock the harness gives it, whatever the real
+time and whichever machine runs the job. Calls are ``(method, args, kwargs)`` over a
+pipe; the object is built in the child by ``module:factory`` with keyword arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import traceback
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from runner.errors import FbenchError
+
+LIBFAKETIME = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+               "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+               "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1")
+
+
+def libfaketime() -> str:
+    """The libfaketime to preload (one line naming the package when there is none)."""
+    named = os.environ.get("FBENCH_LIBFAKETIME")
+    for path in ([named] if named else list(LIBFAKETIME)):
+        if Path(path).is_file():
+            return path
+    raise FbenchError("this memory runs its library on the simulated clock through "
+                      "libfaketime, which is not installed: apt-get install faketime (or "
+                      "set FBENCH_LIBFAKETIME to its libfaketime.so.1)")
+
+
+class ClockedObject:
+    """A proxy to an object built in a child process on the simulated clock."""
+
+    def __init__(self, factory: str, kwargs: dict[str, Any], now: datetime) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="fbench-clock-")
+        self._file = Path(self._dir.name) / "now"
+        self.set_now(now)
+        ours, theirs = socket.socketpair()
+        env = {**os.environ, "LD_PRELOAD": libfaketime(),
+               "FAKETIME_TIMESTAMP_FILE": str(self._file), "FAKETIME_NO_CACHE": "1",
+               "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "runner.adapters.simclock", str(theirs.fileno()), factory],
+            pass_fds=[theirs.fileno()], env=env)
+        theirs.close()
+        self._conn = Connection(ours.detach())
+        self._conn.send(kwargs)
+        self._result()
+
+    def set_now(self, now: datetime) -> None:
+        """The time the child's clock reads from the next call on (whole seconds)."""
+        stamp = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        self._file.write_text(stamp + "\n")
+
+    def _result(self) -> Any:
+        try:
+            ok, value = self._conn.recv()
+        except EOFError:
+            raise RuntimeError(f"the clocked process exited ({self._proc.wait()})") from None
+        if not ok:
+            raise RuntimeError(f"in the clocked process: {value}")
+        return value
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        self._conn.send((method, args, kwargs))
+        return self._result()
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self._conn.send(None)
+            self._proc.wait(timeout=30)
+        self._conn.close()
+        self._dir.cleanup()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # at interpreter shutdown: nothing to report
+            self.close()
+
+
+def _serve(fd: int, factory: str) -> None:
+    from fbench.plugins import import_target
+
+    conn = Connection(fd)
+    kwargs = conn.recv()
+    try:
+        obj = import_target(factory)[1](**kwargs)
+        conn.send((True, None))
+    except Exception:  # sent to the parent, which raises it
+        conn.send((False, traceback.format_exc()))
+        return
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if msg is None:
+            return
+        method, args, kw = msg
+        try:
+            conn.send((True, getattr(obj, method)(*args, **kw)))
+        except Exception:
+            conn.send((False, traceback.format_exc()))
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), sys.argv[2])

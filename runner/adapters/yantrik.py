@@ -1,0 +1,180 @@
+"""``yantrikdb``: the YantrikDB engine (``pip install yantrikdb``; Rust, Apache-2.0),
+driven as it is, in a process whose wall clock is the simulated clock
+(``runner.adapters.simclock``: the engine reads the time itself, for decay, recency and
+its uuid7 record ids, and has no clock to inject).
+
+- **Clock.** Step ``t`` is ``t × step_seconds`` after an epoch (a day by default), plus
+  one second per event within the step, so records are created in stream order; each
+  ``record`` also gets that time as ``created_at``.
+- **Observe** → ``record(text, embedding=…, half_life=half_life_days × 1 day,
+  metadata={"fbench_obs": id}, created_at=…)``; its vectors are fbench's (``embedder``:
+  hashing or MiniLM, computed in the engine's process), so no model is ever fetched.
+- **Query** → ``recall(query, query_embedding=…, top_k=k)``: its own composite score
+  (similarity, decay, recency, importance) and reinforcement.
+- **Tick** → ``evict(max_active)`` when ``max_active`` > 0 (a bounded store), then
+  ``decay()`` (it reports what has decayed and deletes nothing). Not exercised:
+  ``think()`` (consolidation and the rule-based conflict scan): it merges records into
+  new ones that no single observation made, which recall then returns.
+- ``holds`` is what the engine still serves: a record whose consolidation status is
+  ``active``. Measured, not patched: ``evict`` moves records to the cold tier, and
+  recall still serves them, so it bounds no served memory.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memcore.text import whitespace_tokens
+from runner.adapters.base import Hit, MemoryKind
+from runner.adapters.probe import require
+from runner.adapters.simclock import ClockedObject
+from runner.errors import FbenchError
+from workloads import Vocabulary
+
+NAME = "yantrikdb"
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+EMBEDDER_NAMES = ("hashing", "minilm")
+
+
+@dataclass(frozen=True)
+class YantrikParams:
+    """The engine's settings fbench varies (its defaults otherwise)."""
+
+    half_life_days: float = 7.0
+    max_active: int = 0
+    embedder: str = "hashing"
+    step_seconds: float = 86_400.0
+
+    def __post_init__(self) -> None:
+        if self.embedder not in EMBEDDER_NAMES:
+            raise ValueError(f"{NAME} embedder {self.embedder!r} is not one of "
+                             f"{', '.join(EMBEDDER_NAMES)}")
+        if self.half_life_days <= 0 or self.step_seconds < 1:
+            raise ValueError(f"{NAME} half_life_days must be > 0 and step_seconds >= 1")
+        if self.max_active < 0:
+            raise ValueError(f"{NAME} max_active must be >= 0 (0: unbounded)")
+
+
+class Engine:
+    """The engine's side, built in the clocked process: plain values in and out."""
+
+    def __init__(self, embedder: str, half_life_days: float, max_active: int) -> None:
+        import yantrikdb
+
+        from memcore import EMBEDDERS
+
+        self.embed = EMBEDDERS[embedder]()
+        self.folder = tempfile.TemporaryDirectory(prefix="fbench-yantrik-")
+        self.db = yantrikdb.YantrikDB(os.path.join(self.folder.name, "m.db"),
+                                      embedding_dim=int(self.embed.dim))
+        self.half_life = half_life_days * 86_400.0
+        self.max_active = max_active
+        self.live: dict[str, int] = {}  # rid -> observation
+
+    def record(self, obs_id: int, text: str, created_at: float) -> None:
+        rid = self.db.record(text, embedding=self.embed.embed(text).tolist(),
+                             half_life=self.half_life, metadata={"fbench_obs": obs_id},
+                             created_at=created_at)
+        self.live[rid] = obs_id
+
+    def recall(self, text: str, k: int) -> list[tuple[int, float]]:
+        found = self.db.recall(query=text, query_embedding=self.embed.embed(text).tolist(),
+                               top_k=k)
+        return [(int(r["metadata"]["fbench_obs"]), float(r["score"])) for r in found]
+
+    def tick(self) -> list[int]:
+        """Evict (a bounded store), report decay; the observations no longer served."""
+        if self.max_active:
+            self.db.evict(self.max_active)
+        self.db.decay()
+        gone = []
+        for rid in list(self.live):
+            got = self.db.get(rid)  # served while its consolidation status is active
+            if got is None or got["consolidation_status"] != "active":
+                gone.append(self.live.pop(rid))
+        return gone
+
+    def clock(self) -> float:
+        """The engine process's wall clock (the simulated one)."""
+        import time
+
+        return time.time()
+
+    def served(self) -> int:
+        """The engine's own count of active memories (for the contract test)."""
+        return int(self.db.stats()["active_memories"])
+
+
+class YantrikAdapter:
+    """One job's engine, in its clocked process, behind the harness's interface."""
+
+    def __init__(self, p: YantrikParams) -> None:
+        self.p = p
+        self._step, self._within = 0, 0
+        self.engine = ClockedObject(f"{__name__}:Engine", {
+            "embedder": p.embedder, "half_life_days": p.half_life_days,
+            "max_active": p.max_active}, self._time(0))
+        self._tokens_of: dict[int, int] = {}
+        self._counts: dict[str, int] = {}
+
+    def _time(self, t: int) -> datetime:
+        if t != self._step:
+            self._step, self._within = t, 0
+        self._within += 1
+        return EPOCH + timedelta(seconds=t * self.p.step_seconds + self._within)
+
+    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
+        when = self._time(t)
+        self.engine.set_now(when)
+        self.engine.call("record", obs_id, text, when.timestamp())
+        self._tokens_of[obs_id] = whitespace_tokens(text)
+
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        self.engine.set_now(self._time(t))
+        return [Hit(obs, score) for obs, score in self.engine.call("recall", text, k)]
+
+    def tick(self, t: int) -> None:
+        self.engine.set_now(self._time(t))
+        gone = self.engine.call("tick")
+        for obs in gone:
+            del self._tokens_of[obs]
+        if gone:
+            self._counts["evicted"] = self._counts.get("evicted", 0) + len(gone)
+
+    def holds(self, obs_id: int) -> bool:
+        return obs_id in self._tokens_of
+
+    def size(self) -> int:
+        return len(self._tokens_of)
+
+    def tokens(self) -> int:
+        return sum(self._tokens_of.values())
+
+    def forgotten(self) -> dict[str, int]:
+        return dict(self._counts)
+
+    def stored(self) -> int:
+        """The engine's own count of the memories it serves (for the contract test)."""
+        return int(self.engine.call("served"))
+
+
+def build(policy_params: YantrikParams, store_params: Any, vocab: Vocabulary) -> Any:
+    require("yantrikdb", "yantrikdb", NAME)
+    try:
+        return YantrikAdapter(policy_params)
+    except ValueError as exc:
+        raise FbenchError(str(exc)) from None
+
+
+# Registered through fbench's own entry point (fbench.memories), as a plugin is.
+MEMORY = (MemoryKind(
+    name=NAME, family="incumbent",
+    description="the YantrikDB engine (0.23) as it is, on the simulated clock: per-record "
+                "half-life decay, evict(max_active) for a bounded store, its composite recall",
+    Params=YantrikParams, StoreParams=None, build=build,
+    embedder=lambda policy, store: str(policy.embedder)))
