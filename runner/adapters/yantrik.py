@@ -92,7 +92,9 @@ class Engine:
         if self.max_active:
             self.db.evict(self.max_active)
         self.db.decay()
-        gone = []
+        gone: list[int] = []
+        if self.served() == len(self.live):  # the engine serves every record it was given
+            return gone
         for rid in list(self.live):
             got = self.db.get(rid)  # served while its consolidation status is active
             if got is None or got["consolidation_status"] != "active":
