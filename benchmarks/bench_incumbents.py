@@ -23,6 +23,8 @@ MEMORIES: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = (
     ("mem0 expire_days=7", "mem0", (("expire_days", 7.0),)),
     ("langgraph_store", "langgraph_store", ()),
     ("langgraph_store minilm", "langgraph_store", (("embedder", "minilm"),)),
+    ("langgraph_store sqlite ttl_days=7", "langgraph_store",
+     (("backend", "sqlite"), ("ttl_days", 7.0))),
     ("yantrikdb", "yantrikdb", ()),
     ("yantrikdb max_active=100", "yantrikdb", (("max_active", 100),)),
     ("lethe", "lethe", ()),

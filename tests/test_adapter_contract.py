@@ -23,7 +23,8 @@ MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
     "lethe_agent": [(("retention", "fifo"), ("capacity", 20)),
                     (("retention", "ttl"), ("ttl_days", 3.0))],
     "mem0": [(("expire_days", 3.0),)],
-    "langgraph_store": [(("embedder", "minilm"),)],
+    "langgraph_store": [(("embedder", "minilm"),),
+                        (("backend", "sqlite"), ("ttl_days", 3.0), ("refresh_on_read", False))],
     "yantrikdb": [(("max_active", 20),)],
 }
 

@@ -210,6 +210,35 @@ class TestLangGraphStore:
         assert all(mem.holds(i) for i in range(3)) and not mem.holds(7)
 
 
+    def test_sqlite_ttl_expires_on_the_simulated_clock_at_its_sweep(self) -> None:
+        """Prevents scoring LangGraph's TTL by real elapsed time, or by fbench's rule:
+        SqliteStore (on the simulated clock) with a 2-day TTL and no refresh on read drops
+        a capture of day 0 at the sweep of day 2 (past its expiry by seconds) and one of
+        day 2 at the sweep of day 5 (the sweep of day 4 is at its expiry, not past it),
+        counted as expired; its own count agrees."""
+        mem = build("langgraph_store", backend="sqlite", ttl_days=2.0, refresh_on_read=False)
+        mem.observe(0, 0, "alice lives in paris", {})
+        mem.observe(1, 2, "bob likes green tea", {})
+        assert [h.obs_id for h in mem.query(2, "where does alice live", 2)] == [0, 1]
+        mem.tick(2)
+        assert [h.obs_id for h in mem.query(3, "where does alice live", 2)] == [1]
+        assert mem.size() == mem.stored() == 1 and mem.forgotten() == {"expired": 1}
+        mem.tick(4)  # day 4 at 00:00:01: exactly its expiry, not past it
+        assert mem.size() == 1
+        mem.tick(5)
+        assert mem.size() == mem.stored() == 0 and mem.forgotten() == {"expired": 2}
+
+    def test_refresh_on_read_keeps_what_is_retrieved(self) -> None:
+        """Prevents missing LangGraph's default: with refresh_on_read every item a search
+        returns gets its TTL back, so what is asked about never expires."""
+        mem = build("langgraph_store", backend="sqlite", ttl_days=2.0)
+        mem.observe(0, 0, "alice lives in paris", {})
+        for t in range(1, 8):
+            mem.query(t, "where does alice live", 1)
+            mem.tick(t)
+        assert mem.holds(0) and mem.forgotten() == {}
+
+
 class TestYantrikDB:
     def test_the_engine_runs_on_the_simulated_clock(self) -> None:
         """Prevents driving the engine on the real clock (its decay, recency and uuid7
@@ -312,14 +341,15 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
              "contradiction,lifecycle", "--horizons", "0.05x", "--policies",
              "lethe_agent,mem0,langgraph_store,yantrikdb", "--param",
              "lethe_agent.retention=score_decay,fifo", "--param", "mem0.expire_days=0,7",
-             "--param", "langgraph_store.embedder=hashing,minilm", "--seeds", "1",
+             "--param", "langgraph_store.embedder=hashing,minilm",
+             "--param", "langgraph_store.backend=memory,sqlite", "--seeds", "1",
              "--executor", executor,
              "--out", str(out), "--no-report"],
             capture_output=True, text=True, timeout=900, check=False)
         assert res.returncode == 0, res.stderr
         rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
                 if "shards" in p.parts]
-        assert len(rows) == 14
+        assert len(rows) == 18
         finals[executor] = sorted(json.dumps(
             {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
             | {"job": r["job_id"]}, sort_keys=True) for r in rows)

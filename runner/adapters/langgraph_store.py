@@ -8,12 +8,12 @@ package, the same vectors fbench's policies rank with), ``put`` / ``search`` / `
 in one namespace. Each observation is one item: its key is ``obs-<id>`` and its value
 holds the text and the observation id, which come back from ``search``.
 
-What is not: TTL. LangGraph's TTL lives in ``SqliteStore`` / ``PostgresStore``
-(``TTLConfig``: ``default_ttl``, ``refresh_on_read``, ``sweep_ttl``), where expiry is
-computed by the database's ``CURRENT_TIMESTAMP``: the wall clock, which a job cannot set
-from Python. ``InMemoryStore`` has no TTL at all. So this is the store every LangGraph
-user starts with: it never forgets, and fbench scores exactly that (never by real elapsed
-time). Item timestamps (``created_at``) are the real time; nothing ranks by them.
+TTL (``policy.backend=sqlite``): ``SqliteStore`` with ``TTLConfig`` (``ttl_days`` as
+``default_ttl``, ``refresh_on_read``), its own ``sweep_ttl()`` at each ``Tick``, in a
+process on the simulated clock (``runner.adapters.langgraph_sqlite``: expiry is computed
+by SQLite's ``CURRENT_TIMESTAMP``). ``InMemoryStore`` (the default) has no TTL: the
+store every LangGraph user starts with, which never forgets. Item timestamps of the
+in-memory store are the real time; nothing ranks by them.
 """
 
 from __future__ import annotations
@@ -27,24 +27,40 @@ from memcore.embed import BatchEmbedder
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.probe import require
+from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
 from workloads import Vocabulary
 
 NAME = "langgraph_store"
 NAMESPACE = ("fbench",)
 EMBEDDER_NAMES = ("hashing", "minilm")
+BACKENDS = ("memory", "sqlite")
 
 
 @dataclass(frozen=True)
 class LangGraphStoreParams:
-    """``embedder``: the embedder its ``index`` config is given (fbench's)."""
+    """``embedder``: the embedder its ``index`` config is given (fbench's); ``backend``:
+    ``memory`` (``InMemoryStore``, no TTL) or ``sqlite`` (``SqliteStore``, on the
+    simulated clock); ``ttl_days`` (0: none) and ``refresh_on_read``: its ``TTLConfig``."""
 
     embedder: str = "hashing"
+    backend: str = "memory"
+    ttl_days: float = 0.0
+    refresh_on_read: bool = True
+    step_seconds: float = 86_400.0
 
     def __post_init__(self) -> None:
         if self.embedder not in EMBEDDER_NAMES:
             raise ValueError(f"{NAME} embedder {self.embedder!r} is not one of "
                              f"{', '.join(EMBEDDER_NAMES)}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"{NAME} backend {self.backend!r} is not one of "
+                             f"{', '.join(BACKENDS)}")
+        if self.ttl_days < 0 or (self.ttl_days and self.backend != "sqlite"):
+            raise ValueError(f"{NAME} ttl_days must be >= 0, and a TTL needs backend=sqlite "
+                             "(InMemoryStore has none)")
+        if self.step_seconds < 1:
+            raise ValueError(f"{NAME} step_seconds must be >= 1, got {self.step_seconds}")
 
 
 class LangGraphStoreAdapter:
@@ -94,8 +110,59 @@ class LangGraphStoreAdapter:
         return {}
 
 
+class SqliteTTLAdapter:
+    """One job's ``SqliteStore`` with TTL, in its clocked process; LangGraph's own
+    ``sweep_ttl()`` runs at each ``Tick`` (once a simulated day), as its sweeper would."""
+
+    def __init__(self, p: LangGraphStoreParams) -> None:
+        self._time = StepClock(p.step_seconds).at
+        self.store = ClockedObject("runner.adapters.langgraph_sqlite:TTLStore", {
+            "embedder": p.embedder, "ttl_minutes": (p.ttl_days * 1440.0) or None,
+            "refresh_on_read": p.refresh_on_read}, self._time(0))
+        self._tokens_of: dict[int, int] = {}
+        self._swept = 0
+
+    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
+        self.store.set_now(self._time(t))
+        self.store.call("put", obs_id, text)
+        self._tokens_of[obs_id] = whitespace_tokens(text)
+
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        self.store.set_now(self._time(t))
+        return [Hit(obs, score) for obs, score in self.store.call("search", text, k)]
+
+    def tick(self, t: int) -> None:
+        self.store.set_now(self._time(t))
+        if self.store.call("sweep"):
+            held = set(self.store.call("held"))
+            gone = [obs for obs in self._tokens_of if obs not in held]
+            for obs in gone:
+                del self._tokens_of[obs]
+            self._swept += len(gone)
+
+    def holds(self, obs_id: int) -> bool:
+        return obs_id in self._tokens_of
+
+    def size(self) -> int:
+        return len(self._tokens_of)
+
+    def stored(self) -> int:
+        """The store's own count of items (for the contract test)."""
+        return len(self.store.call("held"))
+
+    def tokens(self) -> int:
+        return sum(self._tokens_of.values())
+
+    def forgotten(self) -> dict[str, int]:
+        return {"expired": self._swept} if self._swept else {}
+
+
 def build(policy_params: LangGraphStoreParams, store_params: Any, vocab: Vocabulary) -> Any:
     memory_module = require("langgraph.store.memory", "langgraph", NAME)
+    if policy_params.backend == "sqlite":
+        require("langgraph.store.sqlite", "langgraph-checkpoint-sqlite", NAME)
+        require("pysqlite3", "pysqlite3-binary", NAME)
+        return SqliteTTLAdapter(policy_params)
     try:
         return LangGraphStoreAdapter(memory_module, policy_params)
     except ValueError as exc:
@@ -105,8 +172,8 @@ def build(policy_params: LangGraphStoreParams, store_params: Any, vocab: Vocabul
 # Registered through fbench's own entry point (fbench.memories), as a plugin is.
 MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
-    description="LangGraph's long-term memory store (langgraph 1.2 InMemoryStore) with "
-                "semantic search on fbench's embedders; no TTL offline (see README): never "
-                "forgets",
+    description="LangGraph's long-term memory store (langgraph 1.2) with semantic search "
+                "on fbench's embedders: InMemoryStore (never forgets) or SqliteStore with "
+                "its TTL on the simulated clock (backend=sqlite, ttl_days)",
     Params=LangGraphStoreParams, StoreParams=None, build=build,
     embedder=lambda policy, store: str(policy.embedder)))

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,23 @@ def libfaketime() -> str:
     raise FbenchError("this memory runs its library on the simulated clock through "
                       "libfaketime, which is not installed: apt-get install faketime (or "
                       "set FBENCH_LIBFAKETIME to its libfaketime.so.1)")
+
+
+class StepClock:
+    """Step ``t`` of a stream on a wall clock: ``t × step_seconds`` after ``EPOCH``, plus
+    one second per event within the step (so records are created in stream order)."""
+
+    EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __init__(self, step_seconds: float) -> None:
+        self.step_seconds = step_seconds
+        self._step, self._within = 0, 0
+
+    def at(self, t: int) -> datetime:
+        if t != self._step:
+            self._step, self._within = t, 0
+        self._within += 1
+        return self.EPOCH + timedelta(seconds=t * self.step_seconds + self._within)
 
 
 class ClockedObject:

@@ -26,18 +26,16 @@ import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.probe import require
-from runner.adapters.simclock import ClockedObject
+from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
 from workloads import Vocabulary
 
 NAME = "yantrikdb"
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 EMBEDDER_NAMES = ("hashing", "minilm")
 
 
@@ -117,18 +115,12 @@ class YantrikAdapter:
 
     def __init__(self, p: YantrikParams) -> None:
         self.p = p
-        self._step, self._within = 0, 0
+        self._time = StepClock(p.step_seconds).at
         self.engine = ClockedObject(f"{__name__}:Engine", {
             "embedder": p.embedder, "half_life_days": p.half_life_days,
             "max_active": p.max_active}, self._time(0))
         self._tokens_of: dict[int, int] = {}
         self._counts: dict[str, int] = {}
-
-    def _time(self, t: int) -> datetime:
-        if t != self._step:
-            self._step, self._within = t, 0
-        self._within += 1
-        return EPOCH + timedelta(seconds=t * self.p.step_seconds + self._within)
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         when = self._time(t)

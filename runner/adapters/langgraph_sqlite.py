@@ -1,0 +1,53 @@
+"""LangGraph's ``SqliteStore`` with TTL, built in a process on the simulated clock
+(``runner.adapters.simclock``): the store computes expiry with SQLite's
+``CURRENT_TIMESTAMP`` and Python's ``datetime.now``, both the simulated time there.
+
+Its connection is ``pysqlite3``'s (``SqliteStore`` accepts a caller's connection): its
+semantic search needs the ``sqlite-vec`` extension, which the standard ``sqlite3`` of a
+Python built without extension loading cannot load. Plain values in and out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAMESPACE = ("fbench",)
+ALL = 1 << 30
+
+
+class TTLStore:
+    """One job's ``SqliteStore`` (in memory), TTL from ``TTLConfig``."""
+
+    def __init__(self, embedder: str, ttl_minutes: float | None,
+                 refresh_on_read: bool) -> None:
+        from langgraph.store.sqlite import SqliteStore
+        from pysqlite3 import dbapi2
+
+        from memcore import EMBEDDERS
+
+        self.embedder = EMBEDDERS[embedder]()
+        embed = self.embedder.embed
+        conn = dbapi2.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self.store = SqliteStore(
+            conn, index={"dims": int(self.embedder.dim), "fields": ["text"],
+                         "embed": lambda texts: [embed(t).tolist() for t in texts]},
+            ttl={"default_ttl": ttl_minutes, "refresh_on_read": refresh_on_read})
+        self.store.setup()
+
+    def put(self, obs_id: int, text: str) -> None:
+        self.store.put(NAMESPACE, f"obs-{obs_id}", {"text": text, "obs": obs_id})
+
+    def search(self, text: str, k: int) -> list[tuple[int, float]]:
+        items = self.store.search(NAMESPACE, query=text, limit=k)
+        # an item the index has no vector for comes back unscored (None): nan here
+        return [(int(i.value["obs"]), float("nan") if i.score is None else float(i.score))
+                for i in items]
+
+    def held(self) -> list[int]:
+        """The observations the store holds (listed without refreshing any TTL)."""
+        items: list[Any] = self.store.search(NAMESPACE, limit=ALL, refresh_ttl=False)
+        return sorted(int(i.value["obs"]) for i in items)
+
+    def sweep(self) -> int:
+        """LangGraph's own sweep of expired items: how many it deleted."""
+        return int(self.store.sweep_ttl())
