@@ -11,7 +11,7 @@ Face loader) and lays them out one after another on one clock of turns:
   events in time order (turns as the speaker said them, each write's value; the writes'
   layer, event type and ``supersedes`` key are the memory's meta);
 - a ``tick`` opens each timeline (a session boundary);
-- ``distance`` StateBench filler facts (``runner.fact_padding``, the padding its own
+- ``distance`` StateBench filler facts (``statebench.runner.fact_padding``, the padding its own
   harness uses for compaction stress) come just before each query;
 - each query is a slot of its own; an observation of the timeline before it holds the
   slot's *stale* value when it contains one of the query's ``must_not_mention`` phrases
@@ -174,11 +174,16 @@ def timeline_events(tl: Any, t: int, distance: int, filler_seed: int) -> list[Ev
     return out
 
 
+def timeline_filler_seed(seed: int, n: int) -> int:
+    """The seed of the filler facts of the stream's ``n``-th timeline (one per query)."""
+    return seed * 1_000_003 + n * 1_009
+
+
 def stream(seed: int, horizon: int, params: StateBenchParams) -> Iterator[Event]:
     """The timelines of ``seed`` one after another, up to the horizon."""
     t = 0
     for n, tl in enumerate(timelines(seed, params.track_list)):
-        for ev in timeline_events(tl, t, params.distance, seed * 1_000_003 + n * 1_009):
+        for ev in timeline_events(tl, t, params.distance, timeline_filler_seed(seed, n)):
             if ev.t >= horizon:
                 return
             yield ev
@@ -263,7 +268,7 @@ def track_counts(seed: int, horizon: int, params: StateBenchParams) -> dict[str,
     t = 0
     for n, tl in enumerate(timelines(seed, params.track_list)):
         events = [ev for ev in timeline_events(tl, t, params.distance,
-                                               seed * 1_000_003 + n * 1_009) if ev.t < horizon]
+                                               timeline_filler_seed(seed, n)) if ev.t < horizon]
         if not events:
             return counts
         c = counts[tl.track]

@@ -14,7 +14,7 @@ from runner.results.tables import format_cell, variant_label
 SPLIT = ("recall_current_at_k", "contradiction_rate", "false_forget_rate")
 
 
-def own_categories(idx: ReportIndex, setting: Setting) -> list[str]:
+def setting_categories(idx: ReportIndex, setting: Setting) -> list[str]:
     """The categories of its own a setting's cells have queries of, in name order."""
     found: set[str] = set()
     for cell in idx.in_setting(setting):
@@ -29,7 +29,7 @@ def own_categories(idx: ReportIndex, setting: Setting) -> list[str]:
 def category_tables(idx: ReportIndex, setting: Setting) -> list[str]:
     """One table per metric of ``SPLIT``: a row per cell, a column per category of the
     setting's own (mean ± half-width of the 95% t interval over seeds)."""
-    cats = own_categories(idx, setting)
+    cats = setting_categories(idx, setting)
     if not cats:
         return []
     cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
