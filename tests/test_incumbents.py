@@ -265,6 +265,19 @@ class TestYantrikDB:
         assert mem.size() == mem.stored() == 4 and mem.forgotten() == {}
         assert sorted(h.obs_id for h in mem.query(5, "alice bob carol dave", 4)) == [0, 1, 2, 3]
 
+    def test_the_engine_draws_the_same_entropy_every_run(self) -> None:
+        """Prevents results that vary between runs of one job (CI saw two runs of one
+        lifecycle stream recall differently at max_active 20): the engine seeds its HNSW
+        levels and uuid7 ids from getrandom(), which its process draws from a fixed seed,
+        so two engines fed the same records mint the same ids."""
+        runs = []
+        for _ in range(2):
+            mem = build("yantrikdb", max_active=2)
+            for i, text in enumerate(["alice lives in paris", "bob likes tea", "carol is 31"]):
+                mem.observe(i, i, text, {})
+            runs.append(mem.engine.call("ids"))
+        assert len(set(runs[0])) == 3 and runs[0] == runs[1]
+
     def test_without_libfaketime_it_is_one_line(self, monkeypatch: pytest.MonkeyPatch
                                                 ) -> None:
         """Prevents a traceback (or a run on the real clock) where libfaketime is

@@ -5,10 +5,13 @@ clock, for libraries that read the time themselves (Rust's ``SystemTime``, SQLit
 The child runs under libfaketime (``LD_PRELOAD``; Debian's ``faketime`` package, or the
 library named by ``FBENCH_LIBFAKETIME``) with its time read from a file on every call
 (``FAKETIME_TIMESTAMP_FILE``, ``FAKETIME_NO_CACHE=1``); monotonic clocks stay real, so
-timeouts and waits behave. Before each call the parent writes the simulated time to the
-file, so the library sees exactly the clock the harness gives it, whatever the real
-time and whichever machine runs the job. Calls are ``(method, args, kwargs)`` over a
-pipe; the object is built in the child by ``module:factory`` with keyword arguments.
+timeouts and waits behave. Its ``getrandom()`` is seeded too (``FAKERANDOM_SEED``): a
+library that draws its own entropy (YantrikDB's HNSW levels and uuid7 record ids, Rust's
+hash maps) draws the same bytes in every run, so its results cannot vary between runs.
+Before each call the parent writes the simulated time to the file, so the library sees
+exactly the clock the harness gives it, whatever the real time and whichever machine runs
+the job. Calls are ``(method, args, kwargs)`` over a pipe; the object
+is built in the child by ``module:factory`` with keyword arguments.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from runner.errors import FbenchError
 LIBFAKETIME = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
                "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1")
+
+# The child's getrandom() bytes (libfaketime's FAKERANDOM_SEED, hex): one fixed stream.
+ENTROPY_SEED = "0x66626E63685F7264"
 
 
 def libfaketime() -> str:
@@ -70,7 +76,7 @@ class ClockedObject:
         ours, theirs = socket.socketpair()
         env = {**os.environ, "LD_PRELOAD": libfaketime(),
                "FAKETIME_TIMESTAMP_FILE": str(self._file), "FAKETIME_NO_CACHE": "1",
-               "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+               "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKERANDOM_SEED": ENTROPY_SEED}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "runner.adapters.simclock", str(theirs.fileno()), factory],
             pass_fds=[theirs.fileno()], env=env)

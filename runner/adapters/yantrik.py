@@ -105,6 +105,10 @@ class Engine:
 
         return time.time()
 
+    def ids(self) -> list[str]:
+        """The engine's record ids in stream order (uuid7: its clock and its own entropy)."""
+        return list(self.live)
+
     def served(self) -> int:
         """The engine's own count of active memories (for the contract test)."""
         return int(self.db.stats()["active_memories"])
