@@ -69,12 +69,13 @@ class StepClock:
 class ClockedObject:
     """A proxy to an object built in a child process on the simulated clock."""
 
-    def __init__(self, factory: str, kwargs: dict[str, Any], now: datetime) -> None:
+    def __init__(self, factory: str, kwargs: dict[str, Any], now: datetime,
+                 env: dict[str, str] | None = None) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="fbench-clock-")
         self._file = Path(self._dir.name) / "now"
         self.set_now(now)
         ours, theirs = socket.socketpair()
-        env = {**os.environ, "LD_PRELOAD": libfaketime(),
+        env = {**os.environ, **(env or {}), "LD_PRELOAD": libfaketime(),
                "FAKETIME_TIMESTAMP_FILE": str(self._file), "FAKETIME_NO_CACHE": "1",
                "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKERANDOM_SEED": ENTROPY_SEED}
         self._proc = subprocess.Popen(
