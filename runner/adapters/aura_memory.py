@@ -80,7 +80,8 @@ class Store:
 
     def store(self, obs_id: int, text: str, tags: list[str]) -> bool:
         """Whether the capture became a record of its own (False: deduplicated)."""
-        rid = self.aura.store(text, level=self.level, tags=tags, metadata={"fbench_obs": str(obs_id)})
+        rid = self.aura.store(text, level=self.level, tags=tags,
+                              metadata={"fbench_obs": str(obs_id)})
         if rid in self.owner:
             return False
         self.owner[rid] = obs_id
@@ -106,6 +107,10 @@ class Store:
 
     def count(self) -> int:
         return int(self.aura.count())
+
+    def levels(self) -> list[str]:
+        """The tier of each held record as the library reports it (for the tests)."""
+        return [str(self.aura.get(rid).level) for rid in self.owner]
 
 
 class AuraAdapter:
@@ -191,6 +196,7 @@ def build(policy_params: AuraParams, store_params: Any, vocab: Vocabulary) -> An
 MEMORY = (MemoryKind(
     name=NAME, family="incumbent",
     description="the aura-memory library (1.64) as it is, in its own process on the "
-                "simulated clock: no embeddings, near-duplicate dedup on capture, decay and "
-                "archive per maintenance cycle (once a simulated day)",
-    Params=AuraParams, StoreParams=None, build=build))
+                "simulated clock: no embeddings, its own recall, decay and archive per "
+                "maintenance run (once a simulated day)",
+    Params=AuraParams, StoreParams=None, build=build, library=("aura-memory",),
+    forgets=lambda p: f"decay a maintenance run (daily), stored at {p.level}"))

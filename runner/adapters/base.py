@@ -133,6 +133,9 @@ class MemoryKind:
     the embedder a job of it ranks with, given its (policy, store) parameters: a
     first-class axis of every memory, written to each shard, on which the report pairs
     a memory with its baseline (``OWN``: the memory's own retrieval, no shared embedder).
+    ``library``: the distributions it drives (their versions go into every shard);
+    ``forgets``: its forgetting rule in words, given its ``policy.*`` parameters (the
+    report's incumbents table).
     """
 
     name: str
@@ -142,6 +145,8 @@ class MemoryKind:
     StoreParams: type | None
     build: Callable[[Any, Any, Vocabulary], MemoryAdapter]
     embedder: Callable[[Any, Any], str] = field(default=lambda policy, store: OWN)
+    library: tuple[str, ...] = ()
+    forgets: Callable[[Any], str] = field(default=lambda policy: "")
 
 
 def reference_kind(name: str, policy: type[Policy]) -> MemoryKind:

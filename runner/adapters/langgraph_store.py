@@ -176,4 +176,9 @@ MEMORY = (MemoryKind(
                 "on fbench's embedders: InMemoryStore (never forgets) or SqliteStore with "
                 "its TTL on the simulated clock (backend=sqlite, ttl_days)",
     Params=LangGraphStoreParams, StoreParams=None, build=build,
-    embedder=lambda policy, store: str(policy.embedder)))
+    embedder=lambda policy, store: str(policy.embedder),
+    library=("langgraph", "langgraph-checkpoint-sqlite"),
+    forgets=lambda p: (f"TTL {p.ttl_days:g} days" + (", refreshed on read" if
+                       p.refresh_on_read else "") + ", swept daily" if p.ttl_days
+                       else "none (SqliteStore)" if p.backend == "sqlite"
+                       else "none (InMemoryStore)")))

@@ -194,4 +194,7 @@ MEMORY = (MemoryKind(
     description="the lethe-agent library (0.1.1) as it is: decay + reinforcement "
                 "(score_decay) or its fifo/lru/lfu/lifo/ttl retention, on the simulated clock",
     Params=LetheAgentParams, StoreParams=None, build=build,
-    embedder=lambda policy, store: str(policy.embedder)))
+    embedder=lambda policy, store: str(policy.embedder), library=("lethe-agent",),
+    forgets=lambda p: (f"{p.retention} retention" + (f", {p.ttl_days:g}-day TTL"
+                       if p.retention == "ttl" else "") + (" (its default)"
+                       if p.retention == "score_decay" else "") + f", capacity {p.capacity}")))

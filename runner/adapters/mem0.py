@@ -196,4 +196,6 @@ MEMORY = (MemoryKind(
                 "(all-MiniLM-L6-v2, in-memory qdrant), filtering; never forgets, or hides "
                 "captures expire_days after them (expiration_date, on the simulated clock)",
     Params=Mem0Params, StoreParams=None, build=build,
-    embedder=lambda policy, store: "minilm"))
+    embedder=lambda policy, store: "minilm", library=("mem0ai", "qdrant-client"),
+    forgets=lambda p: (f"expiration_date {p.expire_days:g} days after capture"
+                       if p.expire_days else "none (add-only)")))

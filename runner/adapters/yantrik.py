@@ -175,4 +175,7 @@ MEMORY = (MemoryKind(
     description="the YantrikDB engine (0.23) as it is, on the simulated clock: per-record "
                 "half-life decay, evict(max_active) for a bounded store, its composite recall",
     Params=YantrikParams, StoreParams=None, build=build,
-    embedder=lambda policy, store: str(policy.embedder)))
+    embedder=lambda policy, store: str(policy.embedder), library=("yantrikdb",),
+    forgets=lambda p: (f"half-life {p.half_life_days:g} days (ranking only)" + (
+                       f", evict({p.max_active}) to its cold tier daily" if p.max_active
+                       else ""))))

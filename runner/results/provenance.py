@@ -17,6 +17,15 @@ from typing import Any
 LIBRARIES = ("numpy", "pyarrow", "torch", "ray", "typer", "matplotlib", "statebench")
 
 
+def memory_libraries() -> tuple[str, ...]:
+    """The distributions the registered memories declare they drive
+    (``MemoryKind.library``: the incumbents', and any plugin's)."""
+    from runner.adapters import MEMORIES
+
+    return tuple(dict.fromkeys(lib for name in MEMORIES.names()
+                               for lib in MEMORIES[name].library))
+
+
 def _version(dist: str) -> str:
     try:
         return metadata.version(dist)
@@ -26,9 +35,10 @@ def _version(dist: str) -> str:
 
 @cache
 def versions() -> dict[str, str]:
-    """fbench, python and library versions (read from metadata, nothing imported)."""
+    """fbench, python and library versions, the memories' libraries among them (read
+    from metadata: no library is imported)."""
     out = {"fbench": _version("fbench"), "python": platform.python_version()}
-    out.update({lib: _version(lib) for lib in LIBRARIES})
+    out.update({lib: _version(lib) for lib in (*LIBRARIES, *memory_libraries())})
     return out
 
 
