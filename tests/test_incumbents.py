@@ -308,6 +308,14 @@ class TestAuraMemory:
             assert mem.size() == mem.stored() == 1 and mem.holds(1)
             assert mem.forgotten() == {"maintenance": 1}
 
+    def test_the_same_text_a_second_apart_is_two_records(self) -> None:
+        """Prevents counting a merge the library did not make: its duplicate detection
+        leaves the same text captured a second apart as two records, both held."""
+        mem = build("aura_memory")
+        mem.observe(0, 0, "alice lives in paris", {})
+        mem.observe(1, 0, "alice lives in paris", {})
+        assert mem.size() == mem.stored() == 2 and mem.forgotten() == {}
+
     def test_runs_on_the_simulated_clock_with_seeded_entropy(self) -> None:
         """Prevents results that differ run to run (without seeded entropy the same
         stream recalls differently): two stores fed the same stream return the same

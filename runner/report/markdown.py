@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from runner.analysis import scaling, stats
 from runner.metrics import METRICS
 from runner.report import claims as claims_mod
-from runner.report import headroom, rankings, reproduction, scaling_section
+from runner.report import headroom, incumbents, rankings, reproduction, scaling_section
 from runner.report.blocks import count, directed, images, seed_ranges, setting_title, span, table
 from runner.report.categories import category_tables
 from runner.report.claims import Result
@@ -57,7 +57,8 @@ from runner.results.tables import format_cell, variant_label
 
 SHARD_COLUMNS = tuple(dict.fromkeys((
     "job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed", "t",
-    "final_size", "final_tokens", "fbench_version", "git_commit", "versions", *scaling.COLUMNS)))
+    "final_size", "final_tokens", "fbench_version", "git_commit", "versions", *scaling.COLUMNS,
+    *incumbents.COLUMNS)))
 
 
 def write_report(out: Path, output: Path | None = None, include: Sequence[Path] = (),
@@ -142,6 +143,7 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
              "In each sweep's folder: every comparison with its p, Holm and BH values in "
              "`comparisons.csv`; every metric of every cell in `summary.parquet`.", ""]
     lines += _ran(idx, shards, command)
+    lines += incumbents.section(summary, shards)
     lines += list(found) if found is not None else findings([("", idx, cmp)], claims)
     if reproduction:
         lines += ["## Reproduction of the seeds", "",

@@ -1,0 +1,161 @@
+"""The incumbents' lead table: every cell of a memory library (a memory whose family is
+``incumbent``) with the version its shards record, its forgetting rule in the
+adapter's words (``MemoryKind.forgets``), its contradiction, current recall,
+false-forget and final size (mean ± the half-width of the 95% t interval over seeds),
+and its regret against the oracle at its budget.
+
+Its budget is the smallest memory budget the sweep ran the oracle at (``oracle
+capacity``, in entries) that holds the cell's mean final size, or the unbounded oracle
+when none does. The regret is the oracle's current recall minus the cell's, paired by
+seed (same workload, horizon, k, and the cell's embedder; a memory with its own
+retrieval is paired with the oracle at the default embedder): how much recall the
+library gives up against the best any memory could do within the same memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from runner.adapters import MEMORIES
+from runner.analysis import stats
+from runner.report.blocks import setting_title, table
+from runner.results.aggregate import params_sort_key
+from runner.results.tables import format_cell, variant_label
+
+ORACLE = "oracle"
+DEFAULT_EMBEDDER = "hashing"
+LEAD = (("contradiction_rate", "contradiction ↓"), ("recall_current_at_k", "current recall ↑"),
+        ("false_forget_rate", "false-forget ↓"), ("final_size", "final size ↓"))
+REGRET = "recall_current_at_k"
+# the shard columns the table reads (besides the summary)
+COLUMNS = ("workload", "horizon", "k", "policy", "params", "seed", "is_final", "versions",
+           REGRET)
+
+Setting = tuple[str, int, int]
+Cell = tuple[str, str]  # policy, params
+
+
+def is_library(policy: str) -> bool:
+    return policy in MEMORIES and MEMORIES[policy].family == "incumbent"
+
+
+def budget_of(params: str) -> int:
+    """An oracle cell's budget in entries (0: none)."""
+    return int(json.loads(params).get("policy.capacity", 0))
+
+
+def oracle_budget(size: float, budgets: Sequence[int]) -> int:
+    """The smallest budget that holds ``size`` entries, 0 (unbounded) when none does."""
+    held = [b for b in sorted(budgets) if b > 0 and b >= size]
+    return held[0] if held else 0
+
+
+def forgetting_rule(policy: str, params: str) -> str:
+    """The memory's rule in its adapter's words at these ``policy.*`` parameters."""
+    kind = MEMORIES[policy]
+    given = {k.removeprefix("policy."): v for k, v in json.loads(params).items()
+             if k.startswith("policy.")}
+    names = {f.name for f in fields(kind.Params)}
+    try:
+        return kind.forgets(kind.Params(**{k: v for k, v in given.items() if k in names}))
+    except (TypeError, ValueError):
+        return ""
+
+
+def library_versions(policy: str, versions: Sequence[str]) -> str:
+    """``mem0ai 2.2.1, qdrant-client 1.20.0``: what the cell's shards record (every
+    distinct version when its jobs differ; "not recorded" where none does)."""
+    out = []
+    for lib in MEMORIES[policy].library:
+        seen = sorted({json.loads(v or "{}").get(lib, "") for v in versions} - {""})
+        out.append(f"{lib} {' / '.join(seen) if seen else 'not recorded'}")
+    return ", ".join(out) or "—"
+
+
+class _Finals:
+    """Per seed final values of the regret metric, and each cell's recorded versions."""
+
+    def __init__(self, shards: pa.Table) -> None:
+        final = shards.filter(shards.column("is_final")).select(list(COLUMNS)).to_pylist()
+        self.values: dict[tuple[Setting, Cell], dict[int, float]] = {}
+        self.versions: dict[tuple[Setting, Cell], list[str]] = {}
+        for r in final:
+            key = ((r["workload"], r["horizon"], r["k"]), (r["policy"], r["params"]))
+            if r[REGRET] is not None and not np.isnan(r[REGRET]):
+                self.values.setdefault(key, {})[r["seed"]] = float(r[REGRET])
+            self.versions.setdefault(key, []).append(r["versions"] or "{}")
+
+    def regret(self, setting: Setting, cell: Cell, oracle: Cell) -> str:
+        mine = self.values.get((setting, cell), {})
+        best = self.values.get((setting, oracle), {})
+        seeds = sorted(set(mine) & set(best))
+        if not seeds:
+            return "—"
+        d = np.array([best[s] - mine[s] for s in seeds])
+        lo, hi = stats.t_ci(d)
+        return format_cell(stats.mean(d), lo, hi, digits=3) + (
+            f" (n={len(seeds)})" if len(seeds) != len(mine) else "")
+
+
+def section(summary: pa.Table, shards: pa.Table) -> list[str]:
+    """The lead table, one per setting that has a library cell and the oracle; [] when
+    the sweep has none."""
+    rows = summary.to_pylist()
+    cells: dict[Setting, dict[Cell, dict[str, dict[str, Any]]]] = {}
+    for r in rows:
+        setting = (r["workload"], r["horizon"], r["k"])
+        cells.setdefault(setting, {}).setdefault((r["policy"], r["params"]), {})[r["metric"]] = r
+    wanted = {s: c for s, c in cells.items()
+              if any(is_library(p) for p, _ in c) and any(p == ORACLE for p, _ in c)}
+    if not wanted:
+        return []
+    finals = _Finals(shards)
+    lines = ["## The libraries against the oracle", "",
+             "Each library cell as it ran: the versions its shards record, its forgetting "
+             "rule, mean ± half-width of the 95% t interval over seeds, and its regret: the "
+             "oracle's current recall minus the library's, paired by seed, with the oracle "
+             "at the smallest budget swept that holds the cell's mean final size (∞: none "
+             "does; the unbounded oracle) and the cell's embedder.", ""]
+    for setting in sorted(wanted):
+        lines += _setting_table(setting, wanted[setting], finals)
+    return lines
+
+
+def _oracles(by_cell: dict[Cell, dict[str, dict[str, Any]]]) -> dict[tuple[str, int], Cell]:
+    out = {}
+    for (policy, params), metrics in by_cell.items():
+        if policy == ORACLE:
+            embedder = next(iter(metrics.values()))["embedder"] or DEFAULT_EMBEDDER
+            out[(embedder, budget_of(params))] = (policy, params)
+    return out
+
+
+def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any]]],
+                   finals: _Finals) -> list[str]:
+    oracles = _oracles(by_cell)
+    body = []
+    libraries = sorted((c for c in by_cell if is_library(c[0])),
+                       key=lambda c: (c[0], params_sort_key(c[1])))
+    for cell in libraries:
+        metrics = by_cell[cell]
+        embedder = next(iter(metrics.values()))["embedder"]
+        if not any(e == embedder for e, _ in oracles):
+            embedder = DEFAULT_EMBEDDER
+        size = metrics["final_size"]["mean"] if "final_size" in metrics else np.nan
+        budget = oracle_budget(size, [b for e, b in oracles if e == embedder])
+        oracle = oracles.get((embedder, budget))
+        values = [format_cell(m["mean"], m["ci_low"], m["ci_high"], m["n"], m["n_jobs"])
+                  if (m := metrics.get(name)) else "—" for name, _ in LEAD]
+        body.append([variant_label(*cell), library_versions(cell[0], finals.versions.get(
+                     (setting, cell), [])), forgetting_rule(*cell), *values,
+                     f"{budget or '∞'} ({embedder})" if oracle else "—",
+                     finals.regret(setting, cell, oracle) if oracle else "—"])
+    return [f"### {setting_title(setting)}", "",
+            *table(["library", "version", "forgetting rule", *(h for _, h in LEAD),
+                    "oracle budget", "regret: current recall"], body, "lllrrrrlr"), ""]

@@ -1,0 +1,84 @@
+"""The report's incumbents table: each library cell with its recorded version, its
+forgetting rule, and its regret against the oracle at the smallest swept budget that
+holds it (runner/report/incumbents.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from scipy import stats as sps
+
+from runner.report.incumbents import oracle_budget
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lead") / "o"
+    res = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "sweep", "--workloads", "contradiction",
+         "--horizons", "300", "--policies", "lethe_agent,oracle,keep_all", "--param",
+         "lethe_agent.retention=fifo", "--param", "lethe_agent.capacity=20", "--param",
+         "oracle.capacity=0,15,30", "--seeds", "3", "--executor", "inline", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr
+    return out
+
+
+def finals(out: Path, policy: str, params: dict[str, object]) -> dict[int, dict]:
+    rows = [pq.read_table(p).to_pylist()[-1] for p in out.rglob("*.parquet")
+            if "shards" in p.parts]
+    return {r["seed"]: r for r in rows
+            if r["policy"] == policy and json.loads(r["params"]) == params}
+
+
+def test_budget_is_the_smallest_that_holds_the_cell() -> None:
+    """Prevents pairing a library with an oracle given less memory than it used (a
+    regret that flatters the library) or more than the smallest that holds it."""
+    assert oracle_budget(21.0, [0, 15, 30, 60]) == 30
+    assert oracle_budget(15.0, [0, 15, 30, 60]) == 15
+    assert oracle_budget(61.0, [0, 15, 30, 60]) == 0
+    assert oracle_budget(3.0, [0]) == 0
+
+
+def test_the_table_leads_with_each_library_cell(sweep: Path) -> None:
+    """Prevents a lead table whose numbers are not the shards': the library's row gives
+    the version its shards record, its rule, its mean size, the oracle budget that holds
+    it and the paired regret (oracle@30 minus lethe-agent, per seed) with its 95% t
+    half-width, all recomputed here from the shards."""
+    text = (sweep / "RESULTS.md").read_text()
+    assert text.index("## The libraries against the oracle") < text.index("## Findings")
+    lib = finals(sweep, "lethe_agent", {"policy.capacity": 20, "policy.retention": "fifo"})
+    best = finals(sweep, "oracle", {"policy.capacity": 30})
+    assert sorted(lib) == sorted(best) == [0, 1, 2]
+    d = np.array([best[s]["recall_current_at_k"] - lib[s]["recall_current_at_k"]
+                  for s in sorted(lib)])
+    half = sps.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    sizes = np.array([lib[s]["final_size"] for s in sorted(lib)], dtype=float)
+    assert 15 < sizes.mean() <= 30
+    version = metadata.version("lethe-agent")
+    row = next(line for line in text.splitlines() if line.startswith("| lethe_agent "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:3] == ["lethe_agent capacity=20, retention=fifo", f"lethe-agent {version}",
+                         "fifo retention, capacity 20"]
+    assert cells[6].startswith(f"{sizes.mean():.1f} ± ")
+    assert cells[7:] == ["30 (hashing)", f"{d.mean():.3f} ± {half:.3f}"]
+    assert all(json.loads(r["versions"])["lethe-agent"] == version for r in lib.values())
+
+
+def test_no_table_without_a_library(tmp_path: Path) -> None:
+    """Prevents an empty incumbents heading in a sweep of fbench's own policies."""
+    out = tmp_path / "o"
+    res = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "sweep", "--workloads", "contradiction",
+         "--horizons", "200", "--policies", "oracle,keep_all", "--seeds", "2",
+         "--executor", "inline", "--out", str(out)],
+        capture_output=True, text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr
+    assert "libraries against the oracle" not in (out / "RESULTS.md").read_text()
