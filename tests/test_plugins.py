@@ -207,3 +207,25 @@ def test_a_plugin_no_worker_can_import_stops_the_sweep_in_one_line(tmp_path: Pat
     assert len(errors) == 1 and "Traceback" not in res.stderr
     assert "plugin module 'refuses'" in errors[0] and "install the plugin there" in errors[0]
     assert not list((tmp_path / "o").glob("shards/*/*/*.parquet"))
+
+
+def test_a_plugin_declares_its_library_and_its_forgetting_rule() -> None:
+    """Prevents a plugin memory losing what the incumbents' own adapters can declare:
+    the distributions it drives (their versions go into every shard) and its rule in
+    words (the report's incumbents table), through the same MemoryFactory path."""
+    from runner.adapters.base import as_memory
+    from runner.results.provenance import memory_libraries, versions
+
+    source = (ROOT / "tests" / "broken_adapters.py").read_text()
+    scope: dict[str, object] = {}
+    exec(compile(source, "broken_adapters.py", "exec"), scope)
+    good = scope["Good"]
+    declared = type("Declared", (good,), {"library": ("numpy",), "family": "incumbent",
+                                          "forgetting": "drops the oldest"})
+    kind = as_memory(declared, "declared")
+    assert kind.library == ("numpy",) and kind.family == "incumbent"
+    assert kind.forgets(kind.Params()) == "drops the oldest"
+    assert as_memory(good, "plain").library == () and as_memory(good, "plain").forgets(None) == ""
+    libs = memory_libraries()
+    assert {"mem0ai", "yantrikdb", "aura-memory", "lethe-agent", "langgraph"} <= set(libs)
+    assert versions()["aura-memory"] == metadata.version("aura-memory")

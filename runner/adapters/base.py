@@ -114,12 +114,16 @@ class MemoryFactory(Protocol):
     parameters, defaults and validation in ``__post_init__``); ``description`` a
     line for ``fbench list policies``; ``family`` a label (default ``plugin``);
     ``embedder`` the name of the embedder it ranks with, if one of fbench's (default
-    ``own``: its own retrieval), which the report pairs it on."""
+    ``own``: its own retrieval), which the report pairs it on; ``library`` the
+    distributions it drives (their versions go into every shard); ``forgetting`` its
+    forgetting rule in words (family ``incumbent``: the report's incumbents table)."""
 
     Params: ClassVar[type]
     description: ClassVar[str]
     family: ClassVar[str]
     embedder: ClassVar[str]  # the embedder it ranks with (default "own": its own retrieval)
+    library: ClassVar[tuple[str, ...]]
+    forgetting: ClassVar[str]
 
     def __call__(self, params: Any) -> MemoryAdapter: ...
 
@@ -174,8 +178,10 @@ def factory_kind(name: str, factory: Any) -> MemoryKind:
         return memory
 
     embedder = str(getattr(factory, "embedder", OWN))
+    rule = str(getattr(factory, "forgetting", ""))
     return MemoryKind(name, getattr(factory, "family", "plugin"), description,
-                      params or NoParams, None, build, lambda policy, store: embedder)
+                      params or NoParams, None, build, lambda policy, store: embedder,
+                      tuple(getattr(factory, "library", ())), lambda policy: rule)
 
 
 def as_memory(obj: Any, name: str) -> MemoryKind:
