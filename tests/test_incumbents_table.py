@@ -16,6 +16,7 @@ import pytest
 from scipy import stats as sps
 
 from runner.report.incumbents import oracle_budget
+from runner.spec.jobspec import JobSpec
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +83,21 @@ def test_no_table_without_a_library(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=600, check=False)
     assert res.returncode == 0, res.stderr
     assert "libraries against the oracle" not in (out / "RESULTS.md").read_text()
+
+
+def test_a_rerun_with_another_grid_keeps_what_memories_json_held(tmp_path: Path) -> None:
+    """Prevents a later sweep into the same folder erasing the rules of the cells an
+    earlier grid ran (the report would lose their rows' rule): memories.json adds."""
+    from runner.spec.resolve import make_spec
+    from runner.sweep.memories import record_memories
+
+    def job(retention: str) -> JobSpec:
+        return make_spec("contradiction", "lethe_agent", 0, horizon=50,
+                         params=[("retention", retention)])
+
+    record_memories(tmp_path, [job("fifo")])
+    record_memories(tmp_path, [job("lru")])
+    held = json.loads((tmp_path / "memories.json").read_text())["memories"]["lethe_agent"]
+    assert held["family"] == "incumbent" and held["library"] == ["lethe-agent"]
+    assert held["rules"] == {'{"policy.retention": "fifo"}': "fifo retention, capacity 100",
+                             '{"policy.retention": "lru"}': "lru retention, capacity 100"}

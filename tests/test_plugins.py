@@ -214,7 +214,9 @@ def test_a_plugin_declares_its_library_and_its_forgetting_rule() -> None:
     the distributions it drives (their versions go into every shard) and its rule in
     words (the report's incumbents table), through the same MemoryFactory path."""
     from runner.adapters.base import as_memory
-    from runner.results.provenance import memory_libraries, versions
+    from runner.results.provenance import versions
+    from runner.spec.resolve import make_spec
+    from runner.sweep.memories import describe, memory_libraries
 
     source = (ROOT / "tests" / "broken_adapters.py").read_text()
     scope: dict[str, object] = {}
@@ -226,6 +228,10 @@ def test_a_plugin_declares_its_library_and_its_forgetting_rule() -> None:
     assert kind.library == ("numpy",) and kind.family == "incumbent"
     assert kind.forgets(kind.Params()) == "drops the oldest"
     assert as_memory(good, "plain").library == () and as_memory(good, "plain").forgets(None) == ""
-    libs = memory_libraries()
-    assert {"mem0ai", "yantrikdb", "aura-memory", "lethe-agent", "langgraph"} <= set(libs)
-    assert versions()["aura-memory"] == metadata.version("aura-memory")
+    jobs = [make_spec("contradiction", p, 0, horizon=50, params=params) for p, params in (
+        ("mem0", [("expire_days", 7.0)]), ("aura_memory", []), ("keep_all", []))]
+    assert memory_libraries(jobs) == ("mem0ai", "qdrant-client", "aura-memory")
+    assert versions(memory_libraries(jobs))["aura-memory"] == metadata.version("aura-memory")
+    assert describe(jobs[:1]) == {"mem0": {"family": "incumbent",
+                                           "library": ["mem0ai", "qdrant-client"], "rules": {
+        '{"policy.expire_days": 7.0}': "expiration_date 7 days after capture"}}}

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from cluster.base import Outcome, TaskFn
 from fbench.registry import RegistryError
+from runner.adapters import MEMORIES
 from runner.job.run import JobResult, run_job
 from runner.metrics import METRICS
 from runner.results.provenance import provenance
@@ -25,7 +26,7 @@ from runner.spec.jobspec import JobSpec
 def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = None) -> pa.Table:
     """The shard of one finished job; ``prov`` is the driver's provenance (default: this
     process's)."""
-    prov = prov or provenance()
+    prov = prov or provenance(MEMORIES[result.spec.policy].library)
     vers: dict[str, str] = prov["versions"]
     spec = result.spec
     n = len(result.rows)

@@ -1,6 +1,7 @@
 """The incumbents' lead table: every cell of a memory library (a memory whose family is
-``incumbent``) with the version its shards record, its forgetting rule in the
-adapter's words (``MemoryKind.forgets``), its contradiction, current recall,
+``incumbent``, as the sweep's ``OUT/memories.json`` says: ``runner.sweep.memories``)
+with the version its shards record, its forgetting rule in the adapter's words, its
+contradiction, current recall,
 false-forget and final size (mean ± the half-width of the 95% t interval over seeds),
 and its regret against the oracle at its budget.
 
@@ -15,17 +16,17 @@ library gives up against the best any memory could do within the same memory.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import fields
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from runner.adapters import MEMORIES
 from runner.analysis import stats
 from runner.report.blocks import setting_title, table
 from runner.results.aggregate import params_sort_key
+from runner.results.layout import MEMORIES
 from runner.results.tables import format_cell, variant_label
 
 ORACLE = "oracle"
@@ -41,8 +42,13 @@ Setting = tuple[str, int, int]
 Cell = tuple[str, str]  # policy, params
 
 
-def is_library(policy: str) -> bool:
-    return policy in MEMORIES and MEMORIES[policy].family == "incumbent"
+Memories = Mapping[str, Mapping[str, Any]]
+
+
+def read_memories(out: Path) -> dict[str, dict[str, Any]]:
+    """The sweep's ``memories.json`` ({} when it has none: a sweep from before it)."""
+    path = Path(out) / MEMORIES
+    return dict(json.loads(path.read_text()).get("memories", {})) if path.is_file() else {}
 
 
 def budget_of(params: str) -> int:
@@ -56,23 +62,11 @@ def oracle_budget(size: float, budgets: Sequence[int]) -> int:
     return held[0] if held else 0
 
 
-def forgetting_rule(policy: str, params: str) -> str:
-    """The memory's rule in its adapter's words at these ``policy.*`` parameters."""
-    kind = MEMORIES[policy]
-    given = {k.removeprefix("policy."): v for k, v in json.loads(params).items()
-             if k.startswith("policy.")}
-    names = {f.name for f in fields(kind.Params)}
-    try:
-        return kind.forgets(kind.Params(**{k: v for k, v in given.items() if k in names}))
-    except (TypeError, ValueError):
-        return ""
-
-
-def library_versions(policy: str, versions: Sequence[str]) -> str:
+def library_versions(libraries: Sequence[str], versions: Sequence[str]) -> str:
     """``mem0ai 2.2.1, qdrant-client 1.20.0``: what the cell's shards record (every
     distinct version when its jobs differ; "not recorded" where none does)."""
     out = []
-    for lib in MEMORIES[policy].library:
+    for lib in libraries:
         seen = sorted({json.loads(v or "{}").get(lib, "") for v in versions} - {""})
         out.append(f"{lib} {' / '.join(seen) if seen else 'not recorded'}")
     return ", ".join(out) or "—"
@@ -103,9 +97,13 @@ class _Finals:
             f" (n={len(seeds)})" if len(seeds) != len(mine) else "")
 
 
-def section(summary: pa.Table, shards: pa.Table) -> list[str]:
+def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[str]:
     """The lead table, one per setting that has a library cell and the oracle; [] when
     the sweep has none."""
+
+    def is_library(policy: str) -> bool:
+        return memories.get(policy, {}).get("family") == "incumbent"
+
     rows = summary.to_pylist()
     cells: dict[Setting, dict[Cell, dict[str, dict[str, Any]]]] = {}
     for r in rows:
@@ -123,7 +121,7 @@ def section(summary: pa.Table, shards: pa.Table) -> list[str]:
              "at the smallest budget swept that holds the cell's mean final size (∞: none "
              "does; the unbounded oracle) and the cell's embedder.", ""]
     for setting in sorted(wanted):
-        lines += _setting_table(setting, wanted[setting], finals)
+        lines += _setting_table(setting, wanted[setting], finals, memories)
     return lines
 
 
@@ -137,10 +135,11 @@ def _oracles(by_cell: dict[Cell, dict[str, dict[str, Any]]]) -> dict[tuple[str, 
 
 
 def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any]]],
-                   finals: _Finals) -> list[str]:
+                   finals: _Finals, memories: Memories) -> list[str]:
     oracles = _oracles(by_cell)
     body = []
-    libraries = sorted((c for c in by_cell if is_library(c[0])),
+    libraries = sorted((c for c in by_cell
+                        if memories.get(c[0], {}).get("family") == "incumbent"),
                        key=lambda c: (c[0], params_sort_key(c[1])))
     for cell in libraries:
         metrics = by_cell[cell]
@@ -152,8 +151,10 @@ def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any
         oracle = oracles.get((embedder, budget))
         values = [format_cell(m["mean"], m["ci_low"], m["ci_high"], m["n"], m["n_jobs"])
                   if (m := metrics.get(name)) else "—" for name, _ in LEAD]
-        body.append([variant_label(*cell), library_versions(cell[0], finals.versions.get(
-                     (setting, cell), [])), forgetting_rule(*cell), *values,
+        known = memories[cell[0]]
+        body.append([variant_label(*cell), library_versions(known.get("library", []),
+                     finals.versions.get((setting, cell), [])),
+                     known.get("rules", {}).get(cell[1], ""), *values,
                      f"{budget or '∞'} ({embedder})" if oracle else "—",
                      finals.regret(setting, cell, oracle) if oracle else "—"])
     return [f"### {setting_title(setting)}", "",

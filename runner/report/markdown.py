@@ -88,7 +88,8 @@ def write_report(out: Path, output: Path | None = None, include: Sequence[Path] 
                       results if f == out else (), repro if f == out else (),
                       top if f == out else [], _command(out, include, output, calibration)
                       if f == out else None,
-                      headroom.load(calibration) if f == out and calibration else [])
+                      headroom.load(calibration) if f == out and calibration else [],
+                      incumbents.read_memories(f))
         text += body if f == out else "\n" + included(f, body)
         if f == out:
             ranked = rankings.section(summary, [(i.name, tables[i][0]) for i in folders[1:]])
@@ -131,7 +132,8 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
            claims: Sequence[Result] = (),
            reproduction: Sequence[Sequence[str]] = (),
            found: Sequence[str] | None = None, command: str | None = None,
-           calibrations: Sequence[dict[str, Any]] = ()) -> str:
+           calibrations: Sequence[dict[str, Any]] = (),
+           memories: incumbents.Memories | None = None) -> str:
     """The Markdown text; plot paths are written relative to ``folder``. It leads with the
     answer: what ran, the numbered findings (the seeds' claims first), the reproduction
     table and one figure; then a compact table per setting."""
@@ -143,7 +145,7 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
              "In each sweep's folder: every comparison with its p, Holm and BH values in "
              "`comparisons.csv`; every metric of every cell in `summary.parquet`.", ""]
     lines += _ran(idx, shards, command)
-    lines += incumbents.section(summary, shards)
+    lines += incumbents.section(summary, shards, memories or {})
     lines += list(found) if found is not None else findings([("", idx, cmp)], claims)
     if reproduction:
         lines += ["## Reproduction of the seeds", "",

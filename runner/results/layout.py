@@ -35,6 +35,7 @@ from runner.results.validate import part_problem, shard_is_valid
 SHARDS = "shards"
 COMPACTED = "compacted"
 INDEX = "index.json"
+MEMORIES = "memories.json"  # what the report knows of each memory (runner.sweep.memories)
 INDEX_FORMAT = 1
 PART_NAME = re.compile(r"part-(\d+)\.parquet")
 # Canonical row order, whatever the layout: the order of the shard files' paths, then

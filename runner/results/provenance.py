@@ -17,15 +17,6 @@ from typing import Any
 LIBRARIES = ("numpy", "pyarrow", "torch", "ray", "typer", "matplotlib", "statebench")
 
 
-def memory_libraries() -> tuple[str, ...]:
-    """The distributions the registered memories declare they drive
-    (``MemoryKind.library``: the incumbents', and any plugin's)."""
-    from runner.adapters import MEMORIES
-
-    return tuple(dict.fromkeys(lib for name in MEMORIES.names()
-                               for lib in MEMORIES[name].library))
-
-
 def _version(dist: str) -> str:
     try:
         return metadata.version(dist)
@@ -34,11 +25,12 @@ def _version(dist: str) -> str:
 
 
 @cache
-def versions() -> dict[str, str]:
-    """fbench, python and library versions, the memories' libraries among them (read
-    from metadata: no library is imported)."""
+def versions(libraries: tuple[str, ...] = ()) -> dict[str, str]:
+    """fbench, python and library versions, and those of ``libraries`` (the
+    distributions the memories of a sweep drive: ``MemoryKind.library``), read from
+    metadata: no library is imported."""
     out = {"fbench": _version("fbench"), "python": platform.python_version()}
-    out.update({lib: _version(lib) for lib in (*LIBRARIES, *memory_libraries())})
+    out.update({lib: _version(lib) for lib in (*LIBRARIES, *libraries)})
     return out
 
 
@@ -55,6 +47,7 @@ def git_commit() -> str:
     return res.stdout.strip() if res.returncode == 0 else ""
 
 
-def provenance() -> dict[str, Any]:
-    """This process's versions and git commit, as shipped to workers."""
-    return {"versions": versions(), "git_commit": git_commit()}
+def provenance(libraries: tuple[str, ...] = ()) -> dict[str, Any]:
+    """This process's versions (with ``libraries``') and git commit, as shipped to
+    workers."""
+    return {"versions": versions(tuple(libraries)), "git_commit": git_commit()}

@@ -30,6 +30,7 @@ from runner.results.shard import shard_path, write_shard
 from runner.spec.jobspec import JobSpec
 from runner.spec.plugins import plugin_env, plugin_folders
 from runner.sweep.expand import SweepSpec
+from runner.sweep.memories import memory_libraries, record_memories
 from runner.sweep.plan import SWEEP_FORMAT, Plan, check_out_dir, plan, plugins
 
 # A job that fails (raises) runs at most this many times in one sweep; a worker or node
@@ -120,8 +121,10 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     result.superseded = quarantine(out, p.superseded, SUPERSEDED)
     write_json(out / "sweep.json", {"format": SWEEP_FORMAT, "spec": prepared.spec.to_dict(),
                                     "jobs": [j.to_dict() for j in p.jobs]})
+    record_memories(out, p.jobs)
     write_json(out / "manifest.json", {
-        "versions": versions(), "git_commit": git_commit(), "executor": prepared.executor,
+        "versions": versions(memory_libraries(p.jobs)), "git_commit": git_commit(),
+        "executor": prepared.executor,
         "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
         "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
         "counts": {"total": len(p.jobs), "done": 0, "skipped": p.skipped, "failed": 0},
@@ -150,7 +153,7 @@ def run_sweep(
     ex = None
     if p.to_run:
         plugged = plugin_folders(p.to_run)
-        ex = EXECUTORS[name](task=job_task(provenance()),
+        ex = EXECUTORS[name](task=job_task(provenance(memory_libraries(jobs))),
                              ship=shipped_packages() + plugged,
                              sys_path=[q for q in sys.path if q] if plugged else [],
                              env=plugin_env(p.to_run),
