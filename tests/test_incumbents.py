@@ -239,6 +239,19 @@ class TestLangGraphStore:
         assert mem.holds(0) and mem.forgotten() == {}
 
 
+def test_sqlite_store_embeds_the_text_field_only() -> None:
+    """Prevents scoring SqliteStore on vectors of its whole JSON values: it reads the
+    fields to embed from "text_fields", not the "fields" InMemoryStore reads, so with
+    "fields" alone it embedded '{"obs": 0, "text": ...}'; it embeds the text."""
+    from runner.adapters.langgraph_sqlite import TTLStore
+
+    store = TTLStore("minilm", None, True)
+    store.prefetch(["alice lives in paris", "where does alice live"])
+    store.put(0, "alice lives in paris")
+    assert [obs for obs, _ in store.search("where does alice live", 1)] == [0]
+    assert sorted(store.embedder._cache) == ["alice lives in paris", "where does alice live"]
+
+
 class TestYantrikDB:
     def test_the_engine_runs_on_the_simulated_clock(self) -> None:
         """Prevents driving the engine on the real clock (its decay, recency and uuid7

@@ -28,11 +28,24 @@ class TTLStore:
         self.embedder = EMBEDDERS[embedder]()
         embed = self.embedder.embed
         conn = dbapi2.connect(":memory:", check_same_thread=False, isolation_level=None)
+        # SqliteStore reads the fields to embed from "text_fields", which its IndexConfig
+        # does not declare, not from the declared "fields" InMemoryStore reads: given only
+        # "fields" it embeds each whole JSON value
+        index: Any = {"dims": int(self.embedder.dim), "fields": ["text"],
+                      "text_fields": ["text"],
+                      "embed": lambda texts: [embed(t).tolist() for t in texts]}
         self.store = SqliteStore(
-            conn, index={"dims": int(self.embedder.dim), "fields": ["text"],
-                         "embed": lambda texts: [embed(t).tolist() for t in texts]},
+            conn, index=index,
             ttl={"default_ttl": ttl_minutes, "refresh_on_read": refresh_on_read})
         self.store.setup()
+
+    def prefetch(self, texts: list[str]) -> None:
+        """The next block's texts, embedded in one batch by a batching embedder
+        (MiniLM: the same vectors the in-memory backend and fbench's policies get)."""
+        from memcore.embed import BatchEmbedder
+
+        if isinstance(self.embedder, BatchEmbedder):
+            self.embedder.prefetch(texts)
 
     def put(self, obs_id: int, text: str) -> None:
         self.store.put(NAMESPACE, f"obs-{obs_id}", {"text": text, "obs": obs_id})

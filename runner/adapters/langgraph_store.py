@@ -121,6 +121,12 @@ class SqliteTTLAdapter:
             "refresh_on_read": p.refresh_on_read}, self._time(0))
         self._tokens_of: dict[int, int] = {}
         self._swept = 0
+        self._batches = p.embedder != "hashing"  # MiniLM batches; hashing has no use for it
+
+    def prefetch(self, texts: list[str]) -> None:
+        """The next block's texts, to the embedder in the store's process."""
+        if self._batches:
+            self.store.call("prefetch", list(texts))
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         self.store.set_now(self._time(t))

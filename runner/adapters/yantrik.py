@@ -74,6 +74,14 @@ class Engine:
         self.max_active = max_active
         self.live: dict[str, int] = {}  # rid -> observation
 
+    def prefetch(self, texts: list[str]) -> None:
+        """The next block's texts, embedded in one batch by a batching embedder (MiniLM:
+        the same vectors fbench's policies get)."""
+        from memcore.embed import BatchEmbedder
+
+        if isinstance(self.embed, BatchEmbedder):
+            self.embed.prefetch(texts)
+
     def record(self, obs_id: int, text: str, created_at: float) -> None:
         rid = self.db.record(text, embedding=self.embed.embed(text).tolist(),
                              half_life=self.half_life, metadata={"fbench_obs": obs_id},
@@ -125,6 +133,12 @@ class YantrikAdapter:
             "max_active": p.max_active}, self._time(0))
         self._tokens_of: dict[int, int] = {}
         self._counts: dict[str, int] = {}
+
+    def prefetch(self, texts: list[str]) -> None:
+        """The next block's texts, to the embedder in the engine's process (MiniLM
+        batches; the hashing embedder has no use for them)."""
+        if self.p.embedder != "hashing":
+            self.engine.call("prefetch", list(texts))
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         when = self._time(t)
