@@ -36,7 +36,8 @@ bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
 # The repository's RESULTS.md and RESULTS.html: the committed sweep configs, then the
-# report (plots in results/plots/, incumbents/plots/, frontier/plots/ and outside-sweep/plots/, and each sweep's
+# report (plots in results/plots/, incumbents/plots/, incumbents-bounded/plots/, frontier/plots/
+# and outside-sweep/plots/, and each sweep's
 # summary.parquet and comparisons.csv, and calibration/*.json, the headroom check of every
 # default workload, committed with it).
 CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
@@ -45,10 +46,12 @@ CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
+	fbench sweep --config sweeps/incumbents-bounded.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
 	fbench sweep --config sweeps/outside.toml --no-report
 	mkdir -p calibration
 	for w in $(CALIBRATED); do fbench calibrate $$w --seeds 20 --executor ray --json calibration/$$w.json; done
-	fbench report results --include incumbents --include frontier --include outside-sweep \
+	fbench report results --include incumbents --include incumbents-bounded \
+		--include frontier --include outside-sweep \
 		--output RESULTS.md --html \
 		--calibration calibration
