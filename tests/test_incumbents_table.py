@@ -101,3 +101,29 @@ def test_a_rerun_with_another_grid_keeps_what_memories_json_held(tmp_path: Path)
     assert held["family"] == "incumbent" and held["library"] == ["lethe-agent"]
     assert held["rules"] == {'{"policy.retention": "fifo"}': "fifo retention, capacity 100",
                              '{"policy.retention": "lru"}': "lru retention, capacity 100"}
+
+
+@pytest.mark.parametrize(("name", "n_jobs", "policies"), [
+    ("incumbents", 2100, {"lethe_agent", "mem0", "langgraph_store", "yantrikdb",
+                          "aura_memory", "lethe", "ebbinghaus", "keep_all", "oracle"}),
+    ("incumbents-bounded", 1560, {"lethe_agent", "yantrikdb", "keep_all", "oracle"})])
+def test_the_incumbent_sweeps_are_the_grids_readme_describes(
+        name: str, n_jobs: int, policies: set[str]) -> None:
+    """Prevents the committed incumbents configs drifting from README (the job counts it
+    quotes) and from the issue's grid: 20 seeds, three workloads, the oracle at every
+    budget sweeps/frontier.toml uses, both embedders."""
+    from runner.sweep.expand import build_spec, expand, load_config
+
+    root = Path(__file__).resolve().parent.parent
+    config = load_config(root / "sweeps" / f"{name}.toml")
+    spec = build_spec(config, {})
+    jobs = expand(spec)
+    assert len(jobs) == n_jobs and f"{n_jobs:,} jobs" in (root / "README.md").read_text()
+    assert config["out"] == name and len(spec.seeds) == 20
+    assert {j.policy for j in jobs} == policies
+    assert {j.workload for j in jobs} == {"contradiction", "lifecycle", "statebench"}
+    frontier = dict(build_spec(load_config(root / "sweeps" / "frontier.toml"), {}).params)
+    budgets = {dict(j.params).get("policy.capacity", 0) for j in jobs if j.policy == "oracle"}
+    assert budgets == set(frontier["store.budget"])
+    assert {dict(j.params).get("store.embedder", "hashing") for j in jobs
+            if j.policy == "oracle"} == {"hashing", "minilm"}
