@@ -24,8 +24,9 @@ MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
                     (("retention", "ttl"), ("ttl_days", 3.0))],
     "mem0": [(("expire_days", 3.0),)],
     "langgraph_store": [(("embedder", "minilm"),),
-                        (("backend", "sqlite"), ("ttl_days", 3.0), ("refresh_on_read", False))],
-    "yantrikdb": [(("max_active", 20),)],
+                        (("backend", "sqlite"), ("ttl_days", 3.0), ("refresh_on_read", False)),
+                        (("backend", "sqlite"), ("embedder", "minilm"))],
+    "yantrikdb": [(("max_active", 20),), (("embedder", "minilm"),)],
     "aura_memory": [(("level", "domain"),), (("consolidate_every", 0),)],
 }
 
