@@ -32,8 +32,6 @@ MEMORIES: tuple[tuple[str, str, tuple[tuple[str, Any], ...]], ...] = (
     ("yantrikdb", "yantrikdb", ()),
     ("yantrikdb minilm", "yantrikdb", (("embedder", "minilm"),)),
     ("yantrikdb max_active=100", "yantrikdb", (("max_active", 100),)),
-    ("aura_memory", "aura_memory", ()),
-    ("aura_memory domain", "aura_memory", (("level", "domain"),)),
     ("lethe", "lethe", ()),
     ("lethe minilm", "lethe", (("embedder", "minilm"),)),
     ("ebbinghaus", "ebbinghaus", ()),

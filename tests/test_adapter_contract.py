@@ -27,7 +27,6 @@ MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
                         (("backend", "sqlite"), ("ttl_days", 3.0), ("refresh_on_read", False)),
                         (("backend", "sqlite"), ("embedder", "minilm"))],
     "yantrikdb": [(("max_active", 20),), (("embedder", "minilm"),)],
-    "aura_memory": [(("level", "domain"),), (("consolidate_every", 0),)],
 }
 
 

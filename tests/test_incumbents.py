@@ -70,7 +70,7 @@ def test_runs_offline(args: list[str], workload: str) -> None:
 @pytest.mark.parametrize(("policy", "module", "package"), [
     ("lethe_agent", "lethe", "lethe-agent"), ("mem0", "mem0", "mem0ai"),
     ("langgraph_store", "langgraph.store.memory", "langgraph"),
-    ("yantrikdb", "yantrikdb", "yantrikdb"), ("aura_memory", "aura", "aura-memory")])
+    ("yantrikdb", "yantrikdb", "yantrikdb")])
 def test_missing_library_is_one_line_naming_the_extra(
         policy: str, module: str, package: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a missing incumbent library from crashing with a traceback or being
@@ -302,54 +302,6 @@ class TestYantrikDB:
             build("yantrikdb")
 
 
-class TestAuraMemory:
-    def test_maintenance_forgets_what_is_not_recalled_in_14_days(self) -> None:
-        """Prevents maintenance driven by anything but the simulated days (its one
-        forgetting rule): a record nobody recalls leaves the store at the 14th daily run,
-        counted as "maintenance"; one recalled every day stays (and is promoted to the domain
-        tier). Measured, not patched: the tier given at capture does not slow it
-        (identity is stored as domain)."""
-        for level in ("working", "identity"):
-            mem = build("aura_memory", workload="lifecycle", level=level)
-            mem.observe(0, 0, "alice lives in paris", {})
-            mem.observe(1, 0, "bob likes green tea", {})
-            for day in range(1, 14):
-                mem.tick(day)
-                assert [h.obs_id for h in mem.query(day, "bob likes green tea", 1)] == [1]
-            assert mem.size() == mem.stored() == 2 and mem.forgotten() == {}
-            assert mem.store.call("levels") == [  # recalled daily: promoted to domain
-                "DOMAIN" if level == "identity" else "WORKING", "DOMAIN"]
-            mem.tick(14)
-            assert mem.size() == mem.stored() == 1 and mem.holds(1)
-            assert mem.forgotten() == {"maintenance": 1}
-
-    def test_the_same_text_a_second_apart_is_two_records(self) -> None:
-        """Prevents counting a merge the library did not make: its duplicate detection
-        leaves the same text captured a second apart as two records, both held."""
-        mem = build("aura_memory")
-        mem.observe(0, 0, "alice lives in paris", {})
-        mem.observe(1, 0, "alice lives in paris", {})
-        assert mem.size() == mem.stored() == 2 and mem.forgotten() == {}
-
-    def test_runs_on_the_simulated_clock_with_seeded_entropy(self) -> None:
-        """Prevents results that differ run to run (without seeded entropy the same
-        stream recalls differently): two stores fed the same stream return the same
-        hits with the same scores."""
-        runs = []
-        for _ in range(2):
-            mem = build("aura_memory")
-            for i, text in enumerate(["alice lives in paris", "bob likes tea",
-                                      "alice moved to rome", "carol is 31"]):
-                mem.observe(i, i, text, {})
-            runs.append([(h.obs_id, h.score) for h in mem.query(5, "where does alice live", 3)])
-        assert runs[0] == runs[1] and runs[0]
-
-    def test_bad_level_is_one_line(self) -> None:
-        """Prevents an unknown tier reaching the library (a traceback from its enum)."""
-        with pytest.raises(FbenchError, match="level 'core' is not one of working"):
-            build("aura_memory", level="core")
-
-
 class TestMiniLM:
     def test_unit_vectors_cached_by_text(self) -> None:
         """Prevents unnormalised or re-encoded vectors: 384-d unit rows, each text
@@ -415,7 +367,7 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
         res = subprocess.run(
             [sys.executable, "-m", "runner.cli", "sweep", "--workloads",
              "contradiction,lifecycle", "--horizons", "0.05x", "--policies",
-             "lethe_agent,mem0,langgraph_store,yantrikdb,aura_memory", "--param",
+             "lethe_agent,mem0,langgraph_store,yantrikdb", "--param",
              "lethe_agent.retention=score_decay,fifo", "--param", "mem0.expire_days=0,7",
              "--param", "langgraph_store.embedder=hashing,minilm",
              "--param", "langgraph_store.backend=memory,sqlite", "--seeds", "1",
@@ -425,7 +377,7 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
                 if "shards" in p.parts]
-        assert len(rows) == 20
+        assert len(rows) == 18
         finals[executor] = sorted(json.dumps(
             {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
             | {"job": r["job_id"]}, sort_keys=True) for r in rows)

@@ -229,9 +229,9 @@ def test_a_plugin_declares_its_library_and_its_forgetting_rule() -> None:
     assert kind.forgets(kind.Params()) == "drops the oldest"
     assert as_memory(good, "plain").library == () and as_memory(good, "plain").forgets(None) == ""
     jobs = [make_spec("contradiction", p, 0, horizon=50, params=params) for p, params in (
-        ("mem0", [("expire_days", 7.0)]), ("aura_memory", []), ("keep_all", []))]
-    assert memory_libraries(jobs) == ("mem0ai", "qdrant-client", "aura-memory")
-    assert versions(memory_libraries(jobs))["aura-memory"] == metadata.version("aura-memory")
+        ("mem0", [("expire_days", 7.0)]), ("yantrikdb", []), ("keep_all", []))]
+    assert memory_libraries(jobs) == ("mem0ai", "qdrant-client", "yantrikdb")
+    assert versions(memory_libraries(jobs))["yantrikdb"] == metadata.version("yantrikdb")
     assert describe(jobs[:1]) == {"mem0": {"family": "incumbent",
                                            "library": ["mem0ai", "qdrant-client"], "rules": {
         '{"policy.expire_days": 7.0}': "expiration_date 7 days after capture"}}}
