@@ -281,10 +281,9 @@ class TestYantrikDB:
         assert len(served) == 2 and all(mem.holds(i) for i in served)
 
     def test_the_engine_draws_the_same_entropy_every_run(self) -> None:
-        """Prevents results that vary between runs of one job (CI saw two runs of one
-        lifecycle stream recall differently at max_active 20): the engine seeds its HNSW
-        levels and uuid7 ids from getrandom(), which its process draws from a fixed seed,
-        so two engines fed the same records mint the same ids."""
+        """Prevents ids and HNSW levels that vary between runs of one job: the engine
+        seeds both from getrandom(), which its process draws from a fixed seed, so two
+        engines fed the same records mint the same ids."""
         runs = []
         for _ in range(2):
             mem = build("yantrikdb", max_active=2)

@@ -5,9 +5,10 @@ clock, for libraries that read the time themselves (Rust's ``SystemTime``, SQLit
 The child runs under libfaketime (``LD_PRELOAD``; Debian's ``faketime`` package, or the
 library named by ``FBENCH_LIBFAKETIME``) with its time read from a file on every call
 (``FAKETIME_TIMESTAMP_FILE``, ``FAKETIME_NO_CACHE=1``); monotonic clocks stay real, so
-timeouts and waits behave. Its ``getrandom()`` is seeded too (``FAKERANDOM_SEED``): a
-library that draws its own entropy (YantrikDB's HNSW levels and uuid7 record ids, Rust's
-hash maps) draws the same bytes in every run, so its results cannot vary between runs.
+timeouts and waits behave. Its ``getrandom()`` is seeded too (``FAKERANDOM_SEED``): one
+fixed sequence of bytes, so a library that draws its own entropy on one thread
+(YantrikDB's HNSW levels and uuid7 record ids) draws the same in every run. Threads that
+draw concurrently still split the sequence in scheduler order (aura-memory's did).
 Before each call the parent writes the simulated time to the file, so the library sees
 exactly the clock the harness gives it, whatever the real time and whichever machine runs
 the job. Calls are ``(method, args, kwargs)`` over a pipe; the object
