@@ -11,8 +11,8 @@ fixed sequence of bytes, so a library that draws its own entropy on one thread
 draw concurrently still split the sequence in scheduler order (aura-memory's did).
 Before each call the parent writes the simulated time to the file, so the library sees
 exactly the clock the harness gives it, whatever the real time and whichever machine runs
-the job. Calls are ``(method, args, kwargs)`` over a pipe; the object
-is built in the child by ``module:factory`` with keyword arguments.
+the job. Calls are ``(method, args, kwargs)`` over a pipe; the object is built in the
+child by ``module:factory`` with keyword arguments.
 """
 
 from __future__ import annotations

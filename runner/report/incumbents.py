@@ -1,9 +1,8 @@
 """The incumbents' lead table: every cell of a memory library (a memory whose family is
 ``incumbent``, as the sweep's ``OUT/memories.json`` says: ``runner.sweep.memories``)
 with the version its shards record, its forgetting rule in the adapter's words, its
-contradiction, current recall,
-false-forget and final size (mean ± the half-width of the 95% t interval over seeds),
-and its regret against the oracle at its budget.
+contradiction, current recall, false-forget and final size (mean ± the half-width of the
+95% t interval over seeds), and its regret against the oracle at its budget.
 
 Its budget is the smallest memory budget the sweep ran the oracle at (``oracle
 capacity``, in entries) that holds the cell's mean final size, or the unbounded oracle
@@ -40,8 +39,6 @@ COLUMNS = ("workload", "horizon", "k", "policy", "params", "seed", "is_final", "
 
 Setting = tuple[str, int, int]
 Cell = tuple[str, str]  # policy, params
-
-
 Memories = Mapping[str, Mapping[str, Any]]
 
 
@@ -49,6 +46,11 @@ def read_memories(out: Path) -> dict[str, dict[str, Any]]:
     """The sweep's ``memories.json`` ({} when it has none: a sweep from before it)."""
     path = Path(out) / MEMORIES
     return dict(json.loads(path.read_text()).get("memories", {})) if path.is_file() else {}
+
+
+def is_library(memories: Memories, policy: str) -> bool:
+    """Whether the sweep's ``memories.json`` calls ``policy`` a library (``incumbent``)."""
+    return memories.get(policy, {}).get("family") == "incumbent"
 
 
 def budget_of(params: str) -> int:
@@ -100,17 +102,13 @@ class _Finals:
 def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[str]:
     """The lead table, one per setting that has a library cell and the oracle; [] when
     the sweep has none."""
-
-    def is_library(policy: str) -> bool:
-        return memories.get(policy, {}).get("family") == "incumbent"
-
     rows = summary.to_pylist()
     cells: dict[Setting, dict[Cell, dict[str, dict[str, Any]]]] = {}
     for r in rows:
         setting = (r["workload"], r["horizon"], r["k"])
         cells.setdefault(setting, {}).setdefault((r["policy"], r["params"]), {})[r["metric"]] = r
     wanted = {s: c for s, c in cells.items()
-              if any(is_library(p) for p, _ in c) and any(p == ORACLE for p, _ in c)}
+              if any(is_library(memories, p) for p, _ in c) and any(p == ORACLE for p, _ in c)}
     if not wanted:
         return []
     finals = _Finals(shards)
@@ -138,8 +136,7 @@ def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any
                    finals: _Finals, memories: Memories) -> list[str]:
     oracles = _oracles(by_cell)
     body = []
-    libraries = sorted((c for c in by_cell
-                        if memories.get(c[0], {}).get("family") == "incumbent"),
+    libraries = sorted((c for c in by_cell if is_library(memories, c[0])),
                        key=lambda c: (c[0], params_sort_key(c[1])))
     for cell in libraries:
         metrics = by_cell[cell]
