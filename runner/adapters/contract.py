@@ -129,6 +129,9 @@ def check_memory(name: str, params: Iterable[tuple[str, Scalar]] = (), k: int = 
                 return list(chk.verdicts.values())
             chk.expect("builds", True, workload, "")
             runs.append(_drive(memory, chk, workload, (r, spec.seed, spec.horizon), k))
-        chk.expect("deterministic", runs[0] == runs[1], workload,
-                   "two runs of the same stream returned different hits")
+        first = next((i for i, (a, b) in enumerate(zip(*runs, strict=True)) if a != b), None)
+        chk.expect("deterministic", first is None, workload,
+                   "two runs of the same stream returned different hits"
+                   + ("" if first is None else
+                      f" (query {first}: {runs[0][first]} then {runs[1][first]})"))
     return list(chk.verdicts.values())
