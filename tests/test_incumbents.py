@@ -305,6 +305,18 @@ class TestYantrikDB:
         now = mem.engine.call("derived")
         assert now[0] > 0 and now == mem.engine.call("derived", drain=True)
 
+    def test_each_record_keeps_its_observation_time_and_half_life(self) -> None:
+        """Prevents records off the simulated clock or at the engine's default half-life
+        (7 days): record_batch ignores item keys it does not know, so a misspelt
+        half_life would pass unnoticed; the engine stores each observation's id, the
+        simulated time of its event and the half-life it was given."""
+        mem = build("yantrikdb", half_life_days=3.0)
+        mem.observe(0, 2, "alice lives in paris", {})
+        mem.observe(1, 5, "bob likes tea", {})
+        day = 86_400.0
+        assert mem.engine.call("records") == [
+            (0, 1_767_225_600 + 2 * day + 1, 3 * day), (1, 1_767_225_600 + 5 * day + 1, 3 * day)]
+
     def test_without_libfaketime_it_is_one_line(self, monkeypatch: pytest.MonkeyPatch
                                                 ) -> None:
         """Prevents a traceback (or a run on the real clock) where libfaketime is

@@ -139,6 +139,13 @@ class Engine:
         """The engine's record ids in stream order (uuid7: its clock and its own entropy)."""
         return list(self.live)
 
+    def records(self) -> list[tuple[int, float, float]]:
+        """(observation, created_at, half_life) of each record the engine serves, as it
+        stores them (record_batch ignores item keys it does not know)."""
+        got = [self.db.get(rid) for rid in self.live]
+        return [(int(g["metadata"]["fbench_obs"]), float(g["created_at"]),
+                 float(g["half_life"])) for g in got if g is not None]
+
     def derived(self, drain: bool = False) -> tuple[int, int]:
         """The entities and edges the engine has derived from its records so far; with
         ``drain``, after its ``think()`` has applied every derivation still pending
