@@ -101,9 +101,7 @@ class Engine:
             self.embed.prefetch(texts)
 
     def record(self, obs_id: int, text: str, created_at: float) -> None:
-        # record_batch, not record: record leaves the entities, edges and term statistics
-        # a record derives to background threads, so a query that came before they
-        # finished scored differently; record_batch derives them before it returns.
+        # record_batch, not record(): see "Observe" in the module docstring
         [rid] = self.db.record_batch([{
             "text": text, "embedding": self.embed.embed(text).tolist(),
             "half_life": self.half_life, "metadata": {"fbench_obs": obs_id},
