@@ -34,12 +34,40 @@ class Columns(ColumnArrays):
         self._pend_rows: list[list[int]] = [[] for _ in range(dim)]
         self._pend_vals: list[list[float]] = [[] for _ in range(dim)]
         self.dims: list[np.ndarray] = []  # the non-zero dimensions of each row
+        # the entries (row, dimension, value) appended since the last ``take_entries``,
+        # for a reader that keeps sums over the rows (``memcore.relevance``)
+        self._log_rows: list[int] = []
+        self._log_dims: list[int] = []
+        self._log_vals: list[float] = []
+        self._log_start = 0  # the first row the log covers
+        self._log_lost = True  # no reader yet (or it outgrew LOG_MAX): nothing is logged
         for f in ARRAYS:
             setattr(self, f.name, np.zeros(capacity, dtype=f.dtype))
         self.texts: list[str] = []
         self.tag_names: list[str] = []   # bit i of ``tags`` is tag_names[i]
 
     MAX_TAGS = 63
+    LOG_MAX = 1 << 16  # entries the log holds before it gives up (a reader recomputes)
+
+    def take_entries(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The entries appended since the last call, in append order (row, then
+        dimension): the first row they cover, and their rows, dimensions and values;
+        ``None`` on the first call (it starts the log), if there were too many to keep,
+        or if the rows were compacted since."""
+        if self._log_lost:
+            self._drop_log(lost=False)
+            return None
+        out = (self._log_start, np.array(self._log_rows, dtype=np.int64),
+               np.array(self._log_dims, dtype=np.int64), np.array(self._log_vals))
+        self._drop_log(lost=False)
+        return out
+
+    def _drop_log(self, lost: bool) -> None:
+        self._log_rows.clear()
+        self._log_dims.clear()
+        self._log_vals.clear()
+        self._log_start = self.n
+        self._log_lost = lost
 
     def tag_mask(self, names: list[str] | tuple[str, ...], add: bool = True) -> int:
         """The bit mask of ``names``; unseen names get a new bit (or none if ``add`` is
@@ -74,9 +102,16 @@ class Columns(ColumnArrays):
         row = self.n
         nz = np.flatnonzero(vec)
         pend_rows, pend_vals = self._pend_rows, self._pend_vals
-        for d, v in zip(nz.tolist(), vec[nz].tolist(), strict=True):
+        dims, vals = nz.tolist(), vec[nz].tolist()
+        for d, v in zip(dims, vals, strict=True):
             pend_rows[d].append(row)
             pend_vals[d].append(v)
+        if not self._log_lost:
+            self._log_rows.extend([row] * len(dims))
+            self._log_dims.extend(dims)
+            self._log_vals.extend(vals)
+            if len(self._log_rows) > self.LOG_MAX:
+                self._drop_log(lost=True)
         self.dims.append(nz)
         self.live[row] = True
         self.texts.append("")
@@ -109,6 +144,19 @@ class Columns(ColumnArrays):
             out[i, self._post_rows[d][:at]] = self._post_vals[d][:at]
         return out if rows is None else out[:, rows]
 
+    def postings(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """Dimension ``d``'s posting list: its rows (increasing) and their values (views)."""
+        at = self._postings(d)
+        return self._post_rows[d][:at], self._post_vals[d][:at]
+
+    def dot(self, dims: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``weights @ self.dense(dims)`` for rows ``[0, n)``, summed sparsely: each row
+        adds its terms in the order of ``dims`` (``np.add.at`` adds in index order),
+        starting from 0, with no fused multiply-add, so the same on every CPU."""
+        out = np.zeros(self.n)
+        add_postings(out, [self.postings(d) for d in dims.tolist()], weights)
+        return out
+
     def compact(self) -> np.ndarray:
         """Drop dead rows, keeping order. Returns the old row of each new row."""
         keep = np.flatnonzero(self.live[: self.n])
@@ -131,4 +179,16 @@ class Columns(ColumnArrays):
             arr[m : self.n] = 0
         self.texts = [self.texts[i] for i in keep]
         self.n = m
+        self._drop_log(lost=True)  # its rows moved
         return keep
+
+
+def add_postings(out: np.ndarray, lists: list[tuple[np.ndarray, np.ndarray]],
+                 weights: np.ndarray) -> None:
+    """``out[rows] += weight * values`` for each (rows, values) list in turn, in one
+    ``np.add.at``: a row that several lists hold adds their terms in list order."""
+    if not lists:
+        return
+    rows = np.concatenate([r for r, _ in lists])
+    vals = np.concatenate([v for _, v in lists])
+    np.add.at(out, rows, vals * np.repeat(weights, [len(r) for r, _ in lists]))

@@ -18,6 +18,7 @@ from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.params import StoreParams
 from memcore.policies.base import Policy
+from memcore.relevance import KeptRelevance
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class Ranker:
     scratch buffers and the recencies computed at the current time between calls."""
 
     TOPK_SAMPLE = 2048  # top_k: the newest rows that give the top-k floor
+    TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
+    SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
 
     def __init__(self, params: StoreParams, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -44,16 +47,34 @@ class Ranker:
         self._rec = np.empty(0)
         self._rec_now: int | None = None
         self._rec_n = 0
+        self._kept = KeptRelevance(embedder.dim)
 
     def rows_moved(self) -> None:
-        """The columns were compacted: the kept recencies no longer line up."""
+        """The columns were compacted: the kept recencies and relevances no longer line up."""
         self._rec_now = None
+        self._kept.clear()
 
     def relevance(self, cols: Columns, text: str) -> np.ndarray:
-        """Cosine of ``text`` with rows ``[0, n)``: one product over the query's dimensions."""
+        """Cosine of ``text`` with rows ``[0, n)``.
+
+        A sparse query (at most ``SPARSE_DIMS`` non-zero dimensions: the hashing
+        embedder's) is summed over its dimensions' posting lists (``Columns.dot``: the
+        same on every CPU); a dense one is one BLAS product, as it always was."""
         q = self.embedder.embed(text)
         nz = np.flatnonzero(q)
-        return q[nz] @ cols.dense(nz)
+        if len(nz) > self.SPARSE_DIMS:
+            return q[nz] @ cols.dense(nz)
+        return cols.dot(nz, q[nz])
+
+    def relevance_many(self, cols: Columns, texts: list[str]) -> np.ndarray:
+        """``relevance`` of each text, as one ``(len(texts), n)`` matrix (the same numbers):
+        sparse queries from the relevances kept per text (``memcore.relevance``)."""
+        queries = [self.embedder.embed(t) for t in texts]
+        if all(np.count_nonzero(q) <= self.SPARSE_DIMS for q in queries):
+            kept = self._kept.get_many(cols, texts, queries)
+            if kept is not None:
+                return kept
+        return np.stack([self.relevance(cols, t) for t in texts])
 
     def _recency(self, cols: Columns, now: int) -> np.ndarray:
         """``recency_base ** (now - turn)`` of rows ``[0, n)``, kept for the rows already
@@ -87,6 +108,39 @@ class Ranker:
         if cols.n_live < n:
             score[~cols.live[:n]] = -np.inf
         return score
+
+    def scores_many(self, cols: Columns, policy: Policy, now: int,
+                    relevance: np.ndarray) -> np.ndarray:
+        """``scores`` for each row of ``relevance`` (``(m, n)``): the same operations per
+        element, so the same numbers (a new array)."""
+        n = cols.n
+        w_rec, w_imp, w_rel = self._w
+        base = np.multiply(self._recency(cols, now), w_rec)
+        base += np.multiply(cols.importance[:n], w_imp)
+        score = np.multiply(relevance, w_rel)
+        score += base  # (a + b) + c, as ``scores`` adds them
+        strength = policy.strength(cols, now)
+        if strength is not None:
+            score *= strength
+        if cols.n_live < n:
+            score[:, ~cols.live[:n]] = -np.inf
+        return score
+
+    def top_k_many(self, score: np.ndarray, k: int) -> np.ndarray:
+        """``top_k`` of each row of ``score`` (``(m, n)``), as an ``(m, k)`` matrix of rows:
+        the same rows in the same order, ties included. The k-th best of the newest rows
+        bounds each row's k-th best from below, so only the columns that reach it are
+        sorted."""
+        m, n = score.shape
+        sample = score[:, max(0, n - self.TOPK_SAMPLE_MANY):]
+        s = sample.shape[1]
+        floor = np.partition(sample, s - k, axis=1)[:, s - k]
+        query, rows = np.nonzero(score >= floor[:, None])
+        # by query, then best first, then the newer row first
+        order = np.lexsort((-rows, -score[query, rows], query))
+        query, rows = query[order], rows[order]
+        first = np.searchsorted(query, np.arange(m))
+        return rows[(first[:, None] + np.arange(k)).ravel()].reshape(m, k)
 
     def top_k(self, score: np.ndarray, k: int) -> np.ndarray:
         """The rows of the ``k`` highest scores (``0 < k`` <= live rows), best first, a tie

@@ -77,6 +77,34 @@ class MemoryStore(Bookkeeping):
             self.backend.commit(cols, self._slot_names, self.peak_size)
         return hits
 
+    def retrieve_many(self, texts: list[str], now: int, k: int = 5) -> list[list[Hit]]:
+        """``[self.retrieve(text, now, k) for text in texts]``: the same hits, scores and
+        reinforcement, in one batch when the policy declares that an answer cannot change
+        a later one (``Policy.access_reranks``), else one by one."""
+        if self.policy.access_reranks or len(texts) < 2:
+            return [self.retrieve(text, now, k) for text in texts]
+        cols = self.cols
+        k = min(k, cols.n_live)
+        if k <= 0:
+            return [[] for _ in texts]
+        ranker = self._ranker
+        relevance = ranker.relevance_many(cols, texts)
+        score = ranker.scores_many(cols, self.policy, now, relevance)
+        out = []
+        for i, order in enumerate(ranker.top_k_many(score, k)):
+            out.append([Hit(e, o, cols.texts[r], s) for e, o, r, s in zip(
+                cols.eid[order].tolist(), cols.obs_id[order].tolist(), order.tolist(),
+                score[i, order].tolist(), strict=True)])
+            cols.last_access[order] = now
+            cols.access_count[order] += 1
+            if self._apply(self.policy.on_access(cols, order, now,
+                                                 relevance=relevance[i, order]), now):
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} removed entries on access but declares "
+                    "access_reranks = False: declare True (its queries are then answered "
+                    "one by one)")
+        return out
+
     def _compact(self) -> None:
         self._ranker.rows_moved()
         super()._compact()

@@ -12,6 +12,12 @@ Hooks, all optional (the base class does nothing):
 - ``on_tick(cols, now)``: at a day boundary.
 - ``strength(cols, now)``: ranking strength of rows ``[0, n)``, or ``None`` for 1.
 A capacity-bounded policy sets ``capacity``.
+
+``access_reranks`` declares whether answering a query can change what a later query
+at the same time ranks or finds: reinforcement that feeds ``strength`` (lethe), or a
+removal from ``on_access``. A policy that declares ``False`` lets the store answer a
+run of queries in one batch (``MemoryStore.retrieve_many``); the default, ``True``,
+answers them one by one, which is right for any policy.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ class Policy:
     Params: ClassVar[type] = NoParams
     wrapper: ClassVar[bool] = False  # wraps another policy (left out of default sweeps)
     capacity: int | None = None
+    # answering a query can change a later query's answer (see the module docstring)
+    access_reranks: ClassVar[bool] = True
 
     def __init__(self, params: Any = None) -> None:
         self.params = params if params is not None else self.Params()

@@ -60,6 +60,9 @@ def lowest(keys: Sequence[np.ndarray], k: int) -> np.ndarray:
 class CapacityPolicy(Policy):
     """Keeps at most ``capacity`` live entries; a subclass ranks the eviction order."""
 
+    # access counts and times order the evictions (at add), never the ranking
+    access_reranks = False
+
     Params = CapacityParams
     params: CapacityParams
 

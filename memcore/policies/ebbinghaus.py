@@ -40,6 +40,7 @@ class EbbinghausParams:
 
 @register_policy("ebbinghaus")
 class Ebbinghaus(Policy):
+    access_reranks = False  # strength never reads access state; on_access removes nothing
     description = (
         "Ebbinghaus retention exp(-age/S), S = tau(1 + gain·importance); prunes R < threshold."
     )

@@ -10,6 +10,7 @@ from memcore.policies.base import Policy, Removal, register_policy
 
 @register_policy("last_write_wins")
 class LastWriteWins(Policy):
+    access_reranks = False  # strength never reads access state; on_access removes nothing
     description = (
         "Per-slot dedup (mem0-style): a superseded entry is removed at once; "
         "unslotted entries are kept forever."

@@ -70,6 +70,7 @@ def shipped_forget_table() -> ForgetTable:
 
 @register_policy("learned_forget")
 class LearnedForget(Policy):
+    access_reranks = False  # strength never reads access state; on_access removes nothing
     description = (
         "MLP over [age, importance, superseded, slotted] imitating Ebbinghaus for slotted "
         "entries and exp(-age/80) for unslotted ones; prunes predicted R < threshold."

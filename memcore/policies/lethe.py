@@ -77,6 +77,7 @@ class LetheParams:
 
 @register_policy("lethe")
 class Lethe(Policy):
+    access_reranks = True  # a retrieval reinforces score and access: strength reads them
     description = (
         "Lethe lifecycle: source-scored capture, half-life decay with access bonus, "
         "reinforcement on recall, daily promote/demote/merge/prune."

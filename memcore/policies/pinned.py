@@ -159,6 +159,7 @@ def wrap(name: str, inner: type[Policy]) -> type[Policy]:
         "__module__": __name__,
         "__doc__": f"{name!r} that never removes pinned entries.",
         "inner_cls": inner,
+        "access_reranks": inner.access_reranks,
         "Params": params,
         "description": description + ".",
     })

@@ -38,6 +38,7 @@ def expired(cols: Columns, now: int, max_age: float) -> Removal | None:
 
 @register_policy("ttl")
 class Ttl(Policy):
+    access_reranks = False  # strength never reads access state; on_access removes nothing
     description = "Removes entries older than max_age (on add and at each tick)."
     Params = TtlParams
     params: TtlParams

@@ -38,6 +38,7 @@ class WindowParams:
 
 @register_policy("window")
 class Window(Policy):
+    access_reranks = False  # strength never reads access state; on_access removes nothing
     description = (
         "Sliding time window plus last-write-wins: removes superseded entries at once and "
         "entries older than `window`."

@@ -5,6 +5,7 @@ through its entry points (``fbench.memories``), the path an outside package take
 from runner.adapters.base import (
     MEMORIES,
     OWN,
+    AnswersInBatches,
     Foresees,
     Hit,
     LinksSlots,
@@ -16,5 +17,5 @@ from runner.adapters.base import (
     register_memory,
 )
 
-__all__ = ["MEMORIES", "OWN", "Foresees", "Hit", "LinksSlots", "MemoryAdapter", "MemoryFactory",
+__all__ = ["MEMORIES", "OWN", "AnswersInBatches", "Foresees", "Hit", "LinksSlots", "MemoryAdapter", "MemoryFactory",
            "MemoryKind", "Prefetches", "TakesTruthHints", "register_memory"]

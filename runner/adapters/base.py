@@ -87,6 +87,15 @@ class Prefetches(Protocol):
 
 
 @runtime_checkable
+class AnswersInBatches(Protocol):
+    def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
+        """What ``[query(t, text, k) for text in texts]`` returns, leaving the memory as
+        those calls would: the questions of one time with nothing observed between them
+        (answered in one batch where one answer cannot change the next)."""
+        ...
+
+
+@runtime_checkable
 class LinksSlots(Protocol):
     def linked_slot(self, obs_id: int) -> str | None:
         """The slot the memory's extractor gave a stored observation; ``None`` if none."""

@@ -115,6 +115,12 @@ class OracleAdapter(StoreAdapter):
             self._asked[slot].popleft()
         return super().query(t, text, k)
 
+    def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
+        for _ in texts:  # each question is past, as ``query`` moves them on
+            if self._questions:
+                self._asked[self._questions.popleft()].popleft()
+        return super().query_many(t, texts, k)
+
 
 def build(policy_params: OracleParams, store_params: StoreParams, vocab: Vocabulary) -> Any:
     make_embedder = lookup(EMBEDDERS, store_params.embedder, "embedder")

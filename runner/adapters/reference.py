@@ -27,6 +27,10 @@ class StoreAdapter:
     def query(self, t: int, text: str, k: int) -> list[Hit]:
         return [Hit(h.obs_id, h.score) for h in self.store.retrieve(text, t, k)]
 
+    def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
+        return [[Hit(h.obs_id, h.score) for h in hits]
+                for hits in self.store.retrieve_many(texts, t, k)]
+
     def tick(self, t: int) -> None:
         self.store.tick(t)
 

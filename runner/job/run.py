@@ -21,7 +21,15 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from runner.adapters import Foresees, LinksSlots, MemoryAdapter, Prefetches, TakesTruthHints
+from runner.adapters import (
+    AnswersInBatches,
+    Foresees,
+    Hit,
+    LinksSlots,
+    MemoryAdapter,
+    Prefetches,
+    TakesTruthHints,
+)
 from runner.job.streaming import LatencyStats, TruthTable
 from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics, score_query
 from runner.results.shard import checkpoints
@@ -120,10 +128,24 @@ class _Run:
         self.peak = max(self.peak, self.memory.size())
 
     def query(self, ev: Query) -> None:
-        truth = ev.truth
         start = time.perf_counter()
         found = self.memory.query(ev.t, ev.text, self.k)
         self.latency.add((time.perf_counter() - start) * 1000.0)
+        self.judge(ev, found)
+
+    def queries(self, batch: AnswersInBatches, evs: list[Query]) -> None:
+        """Questions of one time, nothing observed between them, in one call: each
+        counts the batch's mean latency."""
+        start = time.perf_counter()
+        answers = batch.query_many(evs[0].t, [ev.text for ev in evs], self.k)
+        each = (time.perf_counter() - start) * 1000.0 / len(evs)
+        for ev, found in zip(evs, answers, strict=True):
+            self.latency.add(each)
+            self.judge(ev, found)
+
+    def judge(self, ev: Query, found: list[Hit]) -> None:
+        """Score one question's hits against the truth."""
+        truth = ev.truth
         hits = [h.obs_id for h in found]
         current = self.current_obs.get(truth.slot)
         forgotten = current is not None and not self.memory.holds(current)
@@ -195,11 +217,14 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     start = time.perf_counter()
     handlers = run.handlers
     prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
+    batch = memory if isinstance(memory, AnswersInBatches) else None
     events = iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
-        for ev in block:
+        i = 0
+        while i < len(block):
+            ev = block[i]
             if ev.t > spec.horizon:
                 raise ValueError(f"workload {spec.workload!r} yielded an event at t={ev.t}, "
                                  f"past the horizon {spec.horizon}: a stream must stop there")
@@ -208,7 +233,15 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
             while len(rows) < len(cps) - 1 and ev.t >= cps[len(rows)]:
                 cp = cps[len(rows)]
                 rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
-            handlers[type(ev)](ev)  # type: ignore[operator]
+            end = i + 1
+            if batch is not None and type(ev) is Query:
+                while end < len(block) and type(block[end]) is Query and block[end].t == ev.t:
+                    end += 1
+            if end - i > 1:  # questions of one time: one batch (no checkpoint between)
+                run.queries(batch, block[i:end])  # type: ignore[arg-type]
+            else:
+                handlers[type(ev)](ev)  # type: ignore[operator]
+            i = end
     while len(rows) < len(cps):
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
