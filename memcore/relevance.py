@@ -58,7 +58,7 @@ class KeptRelevance:
             # (the columns grew, the budget shrank, or the slots are too few)
             self._resize(min(most, max(self.MIN_TEXTS // 4, 2 * slots, wanted)), cols.capacity)
         self._catch_up(cols)
-        rows = []
+        rows: list[int] = []
         for text, q in zip(texts, queries, strict=True):
             slot = self._slot.get(text)
             if slot is None:

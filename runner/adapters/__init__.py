@@ -17,5 +17,6 @@ from runner.adapters.base import (
     register_memory,
 )
 
-__all__ = ["MEMORIES", "OWN", "AnswersInBatches", "Foresees", "Hit", "LinksSlots", "MemoryAdapter", "MemoryFactory",
-           "MemoryKind", "Prefetches", "TakesTruthHints", "register_memory"]
+__all__ = ["MEMORIES", "OWN", "AnswersInBatches", "Foresees", "Hit", "LinksSlots",
+           "MemoryAdapter", "MemoryFactory", "MemoryKind", "Prefetches", "TakesTruthHints",
+           "register_memory"]
