@@ -54,9 +54,11 @@ class KeptRelevance:
             return None
         slots, width = self._rel.shape
         wanted = len(self._slot) + sum(t not in self._slot for t in set(texts))
-        if width != cols.capacity or slots > most or (slots < wanted and slots < most):
-            # (the columns grew, the budget shrank, or the slots are too few)
-            self._resize(min(most, max(self.MIN_TEXTS // 4, 2 * slots, wanted)), cols.capacity)
+        if slots < wanted and slots < most:  # too few slots: twice as many
+            slots = min(most, max(self.MIN_TEXTS // 4, 2 * slots, wanted))
+        if (slots, width) != (min(slots, most), cols.capacity) or slots != len(self._rel):
+            # (more slots, the columns grew, or the budget shrank as they grew)
+            self._resize(min(slots, most), cols.capacity)
         self._catch_up(cols)
         rows: list[int] = []
         for text, q in zip(texts, queries, strict=True):

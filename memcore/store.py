@@ -81,20 +81,31 @@ class MemoryStore(Bookkeeping):
         """``[self.retrieve(text, now, k) for text in texts]``: the same hits, scores and
         reinforcement, in one batch when the policy declares that an answer cannot change
         a later one (``Policy.access_reranks``), else one by one."""
-        if self.policy.access_reranks or len(texts) < 2:
+        ranked = self.rank_many(texts, now, k)
+        if ranked is None:
             return [self.retrieve(text, now, k) for text in texts]
+        cols = self.cols
+        return [[Hit(int(cols.eid[r]), int(cols.obs_id[r]), cols.texts[r], s)
+                 for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+                for rows, scores in zip(*ranked, strict=True)]
+
+    def rank_many(self, texts: list[str], now: int, k: int = 5
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The rows and scores ``(m, k)`` that ``retrieve`` would give each text, best
+        first, reinforced as it would reinforce them (query by query, each followed by
+        the policy's ``on_access``); ``None``, with nothing done, when the policy's
+        answers can change later ones (``Policy.access_reranks``): ask one by one."""
+        if self.policy.access_reranks:
+            return None
         cols = self.cols
         k = min(k, cols.n_live)
         if k <= 0:
-            return [[] for _ in texts]
+            return np.zeros((len(texts), 0), dtype=np.int64), np.zeros((len(texts), 0))
         ranker = self._ranker
         relevance = ranker.relevance_many(cols, texts)
         score = ranker.scores_many(cols, self.policy, now, relevance)
-        out = []
-        for i, order in enumerate(ranker.top_k_many(score, k)):
-            out.append([Hit(e, o, cols.texts[r], s) for e, o, r, s in zip(
-                cols.eid[order].tolist(), cols.obs_id[order].tolist(), order.tolist(),
-                score[i, order].tolist(), strict=True)])
+        rows = ranker.top_k_many(score, k)
+        for i, order in enumerate(rows):
             cols.last_access[order] = now
             cols.access_count[order] += 1
             if self._apply(self.policy.on_access(cols, order, now,
@@ -103,7 +114,7 @@ class MemoryStore(Bookkeeping):
                     f"policy {self.policy.name!r} removed entries on access but declares "
                     "access_reranks = False: declare True (its queries are then answered "
                     "one by one)")
-        return out
+        return rows, np.take_along_axis(score, rows, axis=1)
 
     def _compact(self) -> None:
         self._ranker.rows_moved()

@@ -28,8 +28,13 @@ class StoreAdapter:
         return [Hit(h.obs_id, h.score) for h in self.store.retrieve(text, t, k)]
 
     def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
-        return [[Hit(h.obs_id, h.score) for h in hits]
-                for hits in self.store.retrieve_many(texts, t, k)]
+        ranked = self.store.rank_many(texts, t, k)
+        if ranked is None:  # answers that can change later ones: one by one
+            return [self.query(t, text, k) for text in texts]
+        rows, scores = ranked
+        obs = self.store.cols.obs_id[rows].tolist()
+        return [[Hit(o, s) for o, s in zip(os, ss, strict=True)]
+                for os, ss in zip(obs, scores.tolist(), strict=True)]
 
     def tick(self, t: int) -> None:
         self.store.tick(t)
