@@ -79,6 +79,37 @@ def test_tagger_agrees_with_teacher_on_seed0_stream() -> None:
     assert linked["distractor"] == 0
 
 
+def test_the_numpy_tagger_answers_as_the_torch_network() -> None:
+    """Prevents the torch-free tagger from answering differently from the network it
+    was trained as: on every distinct observation of 30 seeds of both contradiction
+    streams, the same slot or none, and no answer within 1e-5 of a decision boundary
+    (top class against the next, and against MIN_PROB), far above any rounding."""
+    from memcore.extract.tagger import MIN_PROB
+    from memcore.learned.tagger_net import featurize, tagger_from_weights
+    from memcore.learned.weights import load_weights
+
+    net, labels = tagger_from_weights(load_weights(weights_path("tagger")))
+    ours = shipped_tagger()
+    texts = set()
+    for name in ("contradiction", "contradiction.retrievable"):
+        w = workloads.WORKLOADS[name]
+        for seed in range(30):
+            texts.update(ev.text for ev in w.events(seed, 3000, w.Params())
+                         if isinstance(ev, workloads.Observe))
+    assert len(texts) > 2000
+    margins = []
+    for text in sorted(texts):
+        ids = featurize(text, ours.buckets)
+        with torch.inference_mode():
+            p = torch.softmax(net(torch.tensor(ids), torch.zeros(1, dtype=torch.long))[0], 0)
+        top2 = torch.topk(p, 2).values
+        c = int(p.argmax())
+        expected = labels[c - 1] if c > 0 and float(p[c]) >= MIN_PROB else None
+        assert ours.predict(text) == expected, text
+        margins.append(min(float(top2[0] - top2[1]), abs(float(p[c]) - MIN_PROB)))
+    assert min(margins) > 1e-5
+
+
 def test_tagger_answers_no_slot_for_empty_text() -> None:
     """Prevents an empty or punctuation-only text from being tagged by the bias alone."""
     tagger = EXTRACTORS["tagger"](_lexicon())

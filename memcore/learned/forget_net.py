@@ -118,7 +118,7 @@ class ForgetNet(nn.Module):
         return torch.cat([self.output(self.hidden(b, p), k, p) for b in x.split(self.rows_per_op)])
 
 
-def forget_from_weights(weights: WeightsFile) -> ForgetNet:
+def forget_from_weights(weights: WeightsFile[torch.Tensor]) -> ForgetNet:
     """Rebuild the network from its tensors; never trains."""
     features = weights.metadata.get(FEATURES_KEY)
     if features != list(FEATURES):

@@ -8,31 +8,14 @@ Features are hashed unigrams and bigrams of ``memcore.text.tokenize(text)``
 
 from __future__ import annotations
 
-from functools import lru_cache
-from itertools import pairwise
-
 import torch
 from torch import nn
 
-from memcore.embed import fnv1a_32
+from memcore.extract.tagger import BUCKETS, LABELS_KEY, featurize
 from memcore.learned.weights import WeightsFile
-from memcore.text import tokenize
 
-BUCKETS = 2048
 HIDDEN = 32
-LABELS_KEY = "labels"  # metadata: the slot labels, class i + 1 = labels[i]
-
-
-@lru_cache(maxsize=65536)
-def _hash(feature: str) -> int:
-    return fnv1a_32(feature.encode("utf-8"))
-
-
-def featurize(text: str, buckets: int = BUCKETS) -> list[int]:
-    """Bucket ids of the text's unigrams, then its bigrams (empty for no tokens)."""
-    tokens = tokenize(text)
-    feats = tokens + [f"{a} {b}" for a, b in pairwise(tokens)]
-    return [_hash(f) % buckets for f in feats]
+__all__ = ["BUCKETS", "HIDDEN", "LABELS_KEY", "TaggerNet", "featurize", "tagger_from_weights"]
 
 
 class TaggerNet(nn.Module):
@@ -54,7 +37,8 @@ class TaggerNet(nn.Module):
         return self.out(hidden)
 
 
-def tagger_from_weights(weights: WeightsFile) -> tuple[TaggerNet, tuple[str, ...]]:
+def tagger_from_weights(weights: WeightsFile[torch.Tensor]
+                        ) -> tuple[TaggerNet, tuple[str, ...]]:
     """Rebuild the network (shapes read from the tensors) and its labels; never trains."""
     if LABELS_KEY not in weights.metadata:
         raise ValueError(f"tagger weights carry no {LABELS_KEY!r} metadata")

@@ -12,11 +12,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import torch
+import numpy as np
 from safetensors import safe_open
-from safetensors.torch import save_file
+
+if TYPE_CHECKING:
+    import torch
+
+T = TypeVar("T")
 
 WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
 META_KEY = "fbench"  # the one safetensors metadata key: a JSON object
@@ -24,10 +28,11 @@ SUMS = "SHA256SUMS"  # the shipped files' digests, next to them (sha256sum's for
 
 
 @dataclass(frozen=True)
-class WeightsFile:
-    """The tensors and the JSON metadata of one safetensors file."""
+class WeightsFile(Generic[T]):
+    """The tensors (torch's, or numpy arrays) and the JSON metadata of one safetensors
+    file."""
 
-    tensors: dict[str, torch.Tensor]
+    tensors: dict[str, T]
     metadata: dict[str, Any]
 
 
@@ -49,7 +54,17 @@ def recorded_digests(folder: Path) -> dict[str, str]:
     return out
 
 
-def load_weights(path: Path) -> WeightsFile:
+def load_weights(path: Path) -> WeightsFile[torch.Tensor]:
+    """Read torch tensors and metadata (see ``_read``)."""
+    return _read(path, "pt")
+
+
+def load_arrays(path: Path) -> WeightsFile[np.ndarray]:
+    """Read numpy arrays and metadata, without torch (see ``_read``)."""
+    return _read(path, "numpy")
+
+
+def _read(path: Path, framework: str) -> WeightsFile[Any]:
     """Read tensors and metadata. Safetensors only (nothing is unpickled); a file whose
     SHA-256 differs from the one recorded next to it, or that is not safetensors at
     all, is a one-line error; a missing file names the command that writes it."""
@@ -63,7 +78,7 @@ def load_weights(path: Path) -> WeightsFile:
             f"weights file {path} does not match its recorded SHA-256 (tampered or corrupt); "
             f"reinstall fbench, or rewrite it with `fbench train {path.stem}`")
     try:
-        with safe_open(str(path), framework="pt") as f:
+        with safe_open(str(path), framework=framework) as f:
             tensors = {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 (not a dict)
             raw = f.metadata() or {}
     except Exception as exc:  # safetensors raises its own error types for a bad header
@@ -83,8 +98,10 @@ def record_digest(path: Path) -> None:
     tmp.replace(path.parent / SUMS)
 
 
-def save_weights(path: Path, weights: WeightsFile) -> None:
+def save_weights(path: Path, weights: WeightsFile[torch.Tensor]) -> None:
     """Write contiguous tensors and the metadata (an atomic rename, never a torn file)."""
+    from safetensors.torch import save_file
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tensors = {k: v.detach().contiguous() for k, v in weights.tensors.items()}
