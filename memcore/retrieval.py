@@ -3,8 +3,10 @@
 Retrieval is the generative-agents trio: ``score = (w_rec·recency + w_imp·importance
 + w_rel·relevance) / (w_rec + w_imp + w_rel) × strength`` with
 ``recency = recency_base ** (now - turn)``; top-k, ties broken by the newer entry.
-One matrix-vector product over the embedding columns and a partial sort: no
-Python loop over entries. The ranker only reads the columns; what a retrieval changes
+A sum over the query's dimensions' posting lists (one BLAS product for a dense
+embedder) and a partial sort: no Python loop over entries. ``*_many`` do the same for
+the questions of one time as matrices, element for element the same operations, so
+the same numbers. The ranker only reads the columns; what a retrieval changes
 (reinforcement, a policy's ``on_access``) is the store's.
 """
 
