@@ -1,109 +1,124 @@
-"""Relevance kept per query text: a question asked again costs a lookup, not a sum.
+"""Relevance kept per query text: a question asked again sums only the rows added since.
 
 Agents ask the same questions again (a lifecycle stream asks about 130 distinct texts
 1,450 times, ``lifecycle.durable_heavy`` 113 texts 8,942 times). ``KeptRelevance``
-holds, for the texts asked most recently, their cosine with every row, and brings them
-up to date with the rows added since (``Columns.take_entries``) in one ``np.add.at``.
+holds, for the texts asked most recently, their cosine with the rows so far, and a log
+of the entries (row, dimension, value) of the rows added since the oldest of them
+(``Columns.take_entries``). A text asked again adds the log's entries past its own
+last row in one ``np.add.at``.
 
-Every kept number is the number a fresh ``Columns.dot`` gives: a row's terms arrive
+Every kept number is the number a fresh ``Columns.dot`` gives: a row's entries arrive
 together when it is added, in dimension order, and ``np.add.at`` adds them in that
 order, from 0, with no fused multiply-add (the embedder's values are non-negative, so
 even a zero's sign agrees). ``tests/test_relevance.py`` checks this against fresh sums
-through growth, compaction and eviction.
+through growth, compaction, eviction and a lost log.
 
 For sparse queries only (the hashing embedder's); a dense embedder's query is one BLAS
-product, as before. The kept rows fit a budget of floats; a store too large to keep
+product, as before. The kept values fit a budget of floats; a store too large to keep
 ``MIN_TEXTS`` texts keeps none (each query sums afresh).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 
 from memcore.columns import Columns
 
 
+@dataclass
+class _Text:
+    """One text's query vector and its relevance to rows ``[0, done)`` (0 beyond)."""
+
+    q: np.ndarray
+    values: np.ndarray  # capacity-long
+    done: int
+
+
 class KeptRelevance:
-    """The relevance of recently asked texts to rows ``[0, n)`` of one store's columns."""
+    """The relevance of recently asked texts to the rows of one store's columns."""
 
     BUDGET_FLOATS = 1 << 22  # 32 MiB of kept relevances
     MIN_TEXTS = 64
-    MAX_TEXTS = 1024
+    LOG_MAX = 1 << 18  # entries in the log before its oldest rows are let go
 
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self._slot: OrderedDict[str, int] = OrderedDict()  # least recently asked first
-        self._q = np.zeros((0, dim))    # each slot's query vector
-        self._rel = np.zeros((0, 0))    # each slot's relevance to the rows, 0 past n
-        self._done = 0                  # rows whose entries the kept sums include
+    def __init__(self) -> None:
+        self._texts: OrderedDict[str, _Text] = OrderedDict()  # least recently asked first
+        self._floats = 0
+        self._log_row = 0  # the log holds the entries of rows [_log_row, _end)
+        self._end = 0
+        self._rows = self._dims = np.zeros(0, dtype=np.int64)
+        self._vals = np.zeros(0)
 
     def clear(self) -> None:
-        """Forget every kept text (the rows moved)."""
-        self._slot.clear()
+        """Forget every kept text and the log (the rows moved)."""
+        self._texts.clear()
+        self._floats = 0
+        self._rows = self._dims = np.zeros(0, dtype=np.int64)
+        self._vals = np.zeros(0)
 
     def get_many(self, cols: Columns, texts: list[str], queries: list[np.ndarray]
                  ) -> np.ndarray | None:
         """``cols.dot(nz, q[nz])`` for each text and its query vector, as one ``(m, n)``
         matrix, or ``None`` if the store is too large to keep texts."""
-        most = min(self.MAX_TEXTS, self.BUDGET_FLOATS // cols.capacity)
-        if most < max(self.MIN_TEXTS, len(texts)):
+        self._take(cols)
+        if cols.capacity > self.BUDGET_FLOATS // self.MIN_TEXTS:
             self.clear()
-            self._catch_up(cols)
             return None
-        slots, width = self._rel.shape
-        wanted = len(self._slot) + sum(t not in self._slot for t in set(texts))
-        if slots < wanted and slots < most:  # too few slots: twice as many
-            slots = min(most, max(self.MIN_TEXTS // 4, 2 * slots, wanted))
-        if (slots, width) != (min(slots, most), cols.capacity) or slots != len(self._rel):
-            # (more slots, the columns grew, or the budget shrank as they grew)
-            self._resize(min(slots, most), cols.capacity)
-        self._catch_up(cols)
-        rows: list[int] = []
-        for text, q in zip(texts, queries, strict=True):
-            slot = self._slot.get(text)
-            if slot is None:
-                slot = self._free_slot(len(self._rel), keep=rows)
+        n = cols.n
+        out = np.empty((len(texts), n))
+        for i, (text, q) in enumerate(zip(texts, queries, strict=True)):
+            kept = self._texts.pop(text, None)
+            if kept is None or kept.done < self._log_row:  # new, or past the log: afresh
+                if kept is not None:
+                    self._floats -= len(kept.values)
                 nz = np.flatnonzero(q)
-                self._q[slot] = q
-                self._rel[slot] = 0.0
-                self._rel[slot, :cols.n] = cols.dot(nz, q[nz])
-                self._slot[text] = slot
+                kept = _Text(q, np.zeros(cols.capacity), n)
+                kept.values[:n] = cols.dot(nz, q[nz])
+                self._floats += len(kept.values)
             else:
-                self._slot.move_to_end(text)
-            rows.append(slot)
-        return self._rel[rows, :cols.n]
+                self._catch_up(kept, cols)
+            self._texts[text] = kept  # the most recently asked last
+            out[i] = kept.values[:n]
+        while self._floats > self.BUDGET_FLOATS:
+            self._floats -= len(self._texts.popitem(last=False)[1].values)
+        self._trim()
+        return out
 
-    def _free_slot(self, texts: int, keep: list[int]) -> int:
-        """An unused slot, else the least recently asked one not in ``keep``."""
-        if len(self._slot) < texts:
-            used = set(self._slot.values())
-            return next(i for i in range(texts) if i not in used)
-        victim = next(t for t, slot in self._slot.items() if slot not in keep)
-        return self._slot.pop(victim)
+    def _catch_up(self, kept: _Text, cols: Columns) -> None:
+        """Add the log's entries of the rows ``kept`` has not summed yet."""
+        if len(kept.values) < cols.capacity:  # the columns grew
+            self._floats += cols.capacity - len(kept.values)
+            kept.values = np.concatenate([kept.values,
+                                          np.zeros(cols.capacity - len(kept.values))])
+        if kept.done < cols.n:
+            at = int(np.searchsorted(self._rows, kept.done))
+            np.add.at(kept.values, self._rows[at:], kept.q[self._dims[at:]] * self._vals[at:])
+            kept.done = cols.n
 
-    def _resize(self, texts: int, capacity: int) -> None:
-        """New matrices of ``texts`` slots × ``capacity`` rows, keeping the most recently
-        asked texts that fit."""
-        keep = list(self._slot.items())[-texts:]
-        q, rel = np.zeros((texts, self.dim)), np.zeros((texts, capacity))
-        width = min(capacity, self._rel.shape[1])
-        for new, (_, old) in enumerate(keep):
-            q[new] = self._q[old]
-            rel[new, :width] = self._rel[old, :width]
-        self._q, self._rel = q, rel
-        self._slot = OrderedDict((text, new) for new, (text, _) in enumerate(keep))
-
-    def _catch_up(self, cols: Columns) -> None:
-        """Add the entries of the rows added since the last call to every kept sum."""
+    def _take(self, cols: Columns) -> None:
+        """Append the entries added since the last call to the log."""
         taken = cols.take_entries()
-        if not self._slot or taken is None or taken[0] != self._done:
-            self.clear()  # (nothing kept, the log was lost, or rows moved)
+        if taken is None or taken[0] != self._end:
+            self.clear()  # (the log starts, was lost, or the rows moved)
+            self._log_row = cols.n
         elif len(taken[1]):
             _, rows, dims, vals = taken
-            slots = np.fromiter(self._slot.values(), dtype=np.int64, count=len(self._slot))
-            terms = self._q[slots][:, dims] * vals  # (slots, entries): each row's terms in order
-            flat = (slots[:, None] * self._rel.shape[1] + rows).ravel()
-            np.add.at(self._rel.reshape(-1), flat, terms.ravel())  # (a view: in place)
-        self._done = cols.n
+            self._rows = np.concatenate([self._rows, rows])
+            self._dims = np.concatenate([self._dims, dims])
+            self._vals = np.concatenate([self._vals, vals])
+        self._end = cols.n
+
+    def _trim(self) -> None:
+        """Let go of the entries no kept text needs, and of the oldest past ``LOG_MAX``
+        (a text behind them sums afresh when asked)."""
+        needed = min((t.done for t in self._texts.values()), default=self._log_row)
+        if len(self._rows) > self.LOG_MAX:
+            needed = max(needed, int(self._rows[len(self._rows) - self.LOG_MAX]))
+        if needed > self._log_row:
+            at = int(np.searchsorted(self._rows, needed))
+            self._rows, self._dims, self._vals = (
+                self._rows[at:], self._dims[at:], self._vals[at:])
+            self._log_row = needed

@@ -49,7 +49,7 @@ class Ranker:
         self._rec = np.empty(0)
         self._rec_now: int | None = None
         self._rec_n = 0
-        self._kept = KeptRelevance(embedder.dim)
+        self._kept = KeptRelevance()
 
     def rows_moved(self) -> None:
         """The columns were compacted: the kept recencies and relevances no longer line up."""

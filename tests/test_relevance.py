@@ -46,16 +46,18 @@ def test_dot_is_the_sequential_sum() -> None:
 def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a kept relevance that drifts from a fresh sum: counted twice when the
-    columns grow, misaligned after a compaction, stale after the log is lost, or
-    wrong for a text evicted and asked again. A small budget and log force each case."""
+    columns grow, misaligned after a compaction, stale after the columns' log is lost
+    or its own log let go of rows a text still needed, or wrong for a text evicted and
+    asked again. A small budget and small logs force each case."""
     monkeypatch.setattr(KeptRelevance, "BUDGET_FLOATS", 16 * 2048)
     monkeypatch.setattr(KeptRelevance, "MIN_TEXTS", 8)
-    monkeypatch.setattr(Columns, "LOG_MAX", 300)
+    monkeypatch.setattr(KeptRelevance, "LOG_MAX", 2000)
+    monkeypatch.setattr(Columns, "LOG_MAX", 900)
     rng = np.random.default_rng(1)
     emb, cols = HashingEmbedder(), Columns(512, capacity=16)
-    kept = KeptRelevance(512)
+    kept = KeptRelevance()
     asked = _texts(rng, 40)
-    compacted = evicted = lost = none = 0
+    compacted = evicted = lost = none = caught_up = behind = 0
     for step in range(160):
         for t in _texts(rng, int(rng.integers(0, 130))):
             cols.append(emb.embed(t))
@@ -68,16 +70,19 @@ def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction
         lost += cols._log_lost
         batch = [asked[i] for i in rng.choice(len(asked), int(rng.integers(1, 12)))]
         queries = [emb.embed(t) for t in batch]
-        before = len(kept._slot)
-        new = len(set(batch) - set(kept._slot))
+        before = len(kept._texts)
+        new = len(set(batch) - set(kept._texts))
+        for t in set(batch) & set(kept._texts):
+            caught_up += kept._texts[t].done >= kept._log_row
+            behind += kept._texts[t].done < kept._log_row
         got = kept.get_many(cols, batch, queries)
-        evicted += got is not None and len(kept._slot) < before + new
+        evicted += got is not None and len(kept._texts) < before + new
         if got is None:
             none += 1
             continue
         for row, q in zip(got, queries, strict=True):
             assert np.array_equal(row, _sequential(cols, q))
-    assert compacted and lost and evicted and none  # every case happened
+    assert compacted and lost and evicted and none and caught_up and behind  # every case
 
 
 def test_top_k_many_is_top_k_row_by_row_ties_included() -> None:
