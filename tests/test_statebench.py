@@ -150,7 +150,7 @@ def test_a_statebench_sweep_runs_inline_and_on_ray_with_per_track_metrics(tmp_pa
     """Prevents a StateBench sweep that runs one way only, loses its tracks, or differs by
     executor: `fbench sweep --workloads statebench --seeds 5` inline and on the embedded
     Ray give the same shards (timing aside), each names StateBench's version, and the
-    report has a per-track table."""
+    report has a per-track table (in a report including the other sweep, only its own)."""
     import pyarrow.parquet as pq
 
     from runner.metrics import METRICS
@@ -177,6 +177,15 @@ def test_a_statebench_sweep_runs_inline_and_on_ray_with_per_track_metrics(tmp_pa
         assert "| policy | environmental_freshness | supersession | supersession_detection " \
                "| supersession_maintain |" in report
     assert finals["ray"] == finals["inline"]
+    # included in another sweep's report, a sweep's per-track tables stay in its own
+    from runner.report.markdown import write_report
+
+    combined = write_report(tmp_path / "inline", tmp_path / "combined.md",
+                            include=[tmp_path / "ray"]).read_text()
+    own, other = combined.split("## Included sweep: `ray/`")
+    assert "### By query category" in own and "By query category" not in other
+    assert "Per-category tables (environmental_freshness, supersession, " \
+           "supersession_detection, supersession_maintain): in `ray/RESULTS.md`" in other
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """The per-category tables of a setting whose workload has query categories of its own
 (a trace's, StateBench's tracks): each primary quality metric, one column per category.
-fbench's own categories (fact, durable, ...) are left to ``fbench show``: their split
-columns are in every summary."""
+fbench's own categories (fact, durable, ...) get no table: their split columns are in
+every summary. In a report that includes another sweep, the included sweep's tables
+stay in its own report (``category_pointer``), which keeps the combined one short."""
 
 from __future__ import annotations
 
@@ -48,3 +49,13 @@ def category_tables(idx: ReportIndex, setting: Setting) -> list[str]:
         lines += [f"**{directed(m)}**", "", *table(["policy", *cats], rows, "l" + "r" * len(cats)),
                   ""]
     return lines
+
+
+def category_pointer(idx: ReportIndex, setting: Setting, folder: str) -> list[str]:
+    """Where an included sweep's per-category tables are, if its setting has any."""
+    cats = setting_categories(idx, setting)
+    if not cats:
+        return []
+    return [f"Per-category tables ({', '.join(cats)}): in `{folder}/RESULTS.md`, which "
+            f"`fbench report {folder}` writes; every split column is in "
+            f"`{folder}/summary.parquet`.", ""]

@@ -32,7 +32,7 @@ from runner.metrics import METRICS
 from runner.report import claims as claims_mod
 from runner.report import headroom, incumbents, rankings, reproduction, scaling_section
 from runner.report.blocks import count, directed, images, seed_ranges, setting_title, span, table
-from runner.report.categories import category_tables
+from runner.report.categories import category_pointer, category_tables
 from runner.report.claims import Result
 from runner.report.evidence import Evidence
 from runner.report.findings import (
@@ -89,7 +89,7 @@ def write_report(out: Path, output: Path | None = None, include: Sequence[Path] 
                       top if f == out else [], _command(out, include, output, calibration)
                       if f == out else None,
                       headroom.load(calibration) if f == out and calibration else [],
-                      incumbents.read_memories(f))
+                      incumbents.read_memories(f), None if f == out else f.name)
         text += body if f == out else "\n" + included(f, body)
         if f == out:
             ranked = rankings.section(summary, [(i.name, tables[i][0]) for i in folders[1:]])
@@ -133,10 +133,13 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
            reproduction: Sequence[Sequence[str]] = (),
            found: Sequence[str] | None = None, command: str | None = None,
            calibrations: Sequence[dict[str, Any]] = (),
-           memories: incumbents.Memories | None = None) -> str:
+           memories: incumbents.Memories | None = None,
+           included_from: str | None = None) -> str:
     """The Markdown text; plot paths are written relative to ``folder``. It leads with the
     answer: what ran, the numbered findings (the seeds' claims first), the reproduction
-    table and one figure; then a compact table per setting."""
+    table and one figure; then a compact table per setting. ``included_from``: the
+    folder of a sweep included in another's report, whose per-category tables stay in its
+    own report."""
     idx = ReportIndex(summary, shards)
     cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(shards, idx.baseline)
@@ -156,7 +159,7 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
                           "holds in kind"], reproduction, "llrrll"), ""]
     lines += images([p for p in plots.plots if p.kind == "frontier"][:1], folder)
     for setting in idx.settings():
-        lines += _setting(idx, cmp, setting, plots, folder)
+        lines += _setting(idx, cmp, setting, plots, folder, included_from)
     lines += scaling_section.section(idx, studies, plots, folder)
     lines += headroom.section(list(calibrations))
     lines += method_section(idx, bool(studies)) + _versions(shards) + _legend()
@@ -226,9 +229,11 @@ def _legend() -> list[str]:
 
 
 def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plots: Plots,
-             folder: Path) -> list[str]:
+             folder: Path, categories: str | None = None) -> list[str]:
     """The primary metrics of each cell (bit-identical cells collapsed, degenerate ones
-    flagged, the 3-axis frontier marked), each value followed by its primary verdict."""
+    flagged, the 3-axis frontier marked), each value followed by its primary verdict;
+    then the per-category tables, or, for an included sweep (``categories``: its
+    folder), where they are."""
     cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
     seeds = set().union(*(idx.seeds.get(c, set()) for c in cells))
     metrics = [METRICS[n] for n in PRIMARY_METRICS if n in METRICS]
@@ -250,7 +255,10 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
              "frontier of contradiction, current recall and size.", "",
              *table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
                     "lrl" + "r" * len(metrics)), "", frontier_line(idx, setting), ""]
-    lines += _equal_memory(idx, setting) + category_tables(idx, setting)
+    if categories is None:
+        lines += _equal_memory(idx, setting) + category_tables(idx, setting)
+    else:
+        lines += _equal_memory(idx, setting) + category_pointer(idx, setting, categories)
     shown = [p for p in plots.plots if (p.workload, p.horizon, p.k) == setting]
     return lines + images(shown, folder)
 
