@@ -82,10 +82,17 @@ def shipped_tagger() -> _ShippedTagger:
     from memcore.learned.weights import load_arrays, weights_path
 
     weights = load_arrays(weights_path(NAME))
-    if LABELS_KEY not in weights.metadata:
+    return _ShippedTagger(weights.tensors, tagger_labels(weights.metadata))
+
+
+def tagger_labels(metadata: dict[str, object]) -> tuple[str, ...]:
+    """The slot labels a tagger weights file records (class i + 1 = label i)."""
+    if LABELS_KEY not in metadata:
         raise ValueError(f"tagger weights carry no {LABELS_KEY!r} metadata")
-    labels = tuple(str(label) for label in weights.metadata[LABELS_KEY])
-    return _ShippedTagger(weights.tensors, labels)
+    raw = metadata[LABELS_KEY]
+    if not isinstance(raw, list):
+        raise ValueError(f"tagger weights' {LABELS_KEY!r} metadata is not a list")
+    return tuple(str(label) for label in raw)
 
 
 @register_extractor("learned")

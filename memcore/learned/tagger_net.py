@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from memcore.extract.tagger import BUCKETS, LABELS_KEY, featurize
+from memcore.extract.tagger import BUCKETS, LABELS_KEY, featurize, tagger_labels
 from memcore.learned.weights import WeightsFile
 
 HIDDEN = 32
@@ -40,9 +40,7 @@ class TaggerNet(nn.Module):
 def tagger_from_weights(weights: WeightsFile[torch.Tensor]
                         ) -> tuple[TaggerNet, tuple[str, ...]]:
     """Rebuild the network (shapes read from the tensors) and its labels; never trains."""
-    if LABELS_KEY not in weights.metadata:
-        raise ValueError(f"tagger weights carry no {LABELS_KEY!r} metadata")
-    labels = tuple(str(label) for label in weights.metadata[LABELS_KEY])
+    labels = tagger_labels(weights.metadata)
     buckets, hidden = weights.tensors["bag.weight"].shape
     classes = weights.tensors["out.weight"].shape[0]
     if classes != len(labels) + 1:
