@@ -13,7 +13,10 @@ machine and the load average). Parts:
 4. ``executors``: sweep jobs/second inline vs Ray (``benchmarks/bench_executors.py``).
 5. ``aggregate``: aggregation seconds for 1k and 10k shards, raw and after
    ``fbench compact`` (``benchmarks/bench_aggregate.py``; 10k compacted <= 10 s).
-6. ``incumbents``: per-job seconds and query latency of every incumbent library next to
+6. ``seed``: a 3,000-turn contradiction job against a plain-Python re-implementation of
+   the seed, timed in the same run (``benchmarks.bench_seed``; >= 15x it, i.e. >= 30x
+   the seed's own code, for every analytic policy; learned_forget <= 1.5x ebbinghaus).
+7. ``incumbents``: per-job seconds and query latency of every incumbent library next to
    fbench's policies on the same stream (``benchmarks/bench_incumbents.py``; needs the
    ``incumbents`` extra).
 
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
-PARTS = ("run", "horizons", "store", "executors", "aggregate", "incumbents")
+PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "incumbents")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -74,6 +77,12 @@ def _aggregate(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _seed(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_seed import measure
+
+    return measure(repeats=5)
+
+
 def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_incumbents import measure
 
@@ -81,7 +90,8 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
 
 
 RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
-           "executors": _executors, "aggregate": _aggregate, "incumbents": _incumbents}
+           "executors": _executors, "aggregate": _aggregate, "seed": _seed,
+           "incumbents": _incumbents}
 
 
 def main() -> None:

@@ -19,10 +19,10 @@ from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
 from memcore.forget_log import ForgetLog, make_batch
-from memcore.importance import heuristic_importance
+from memcore.importance import text_importance
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
-from memcore.text import tokenize, whitespace_tokens
+from memcore.text import whitespace_tokens
 
 
 def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
@@ -105,7 +105,7 @@ class Bookkeeping:
         cols.eid[row] = eid
         cols.obs_id[row] = obs
         cols.turn[row] = t
-        cols.importance[row] = heuristic_importance(tokenize(text))
+        cols.importance[row] = text_importance(text)
         cols.slot[row] = sid
         cols.ntok[row] = whitespace_tokens(text)
         cols.last_access[row] = t

@@ -45,9 +45,13 @@ class Columns(ColumnArrays):
             setattr(self, f.name, np.zeros(capacity, dtype=f.dtype))
         self.texts: list[str] = []
         self.tag_names: list[str] = []   # bit i of ``tags`` is tag_names[i]
+        # read-only vectors seen by ``append``: id -> (vector, its non-zero dimensions
+        # as an array and a list, their values)
+        self._sparse: dict[int, tuple[np.ndarray, np.ndarray, list[int], list[float]]] = {}
 
     MAX_TAGS = 63
     LOG_MAX = 1 << 16  # entries the log holds before it gives up (a reader recomputes)
+    SPARSE_KEPT = 4096  # decomposed read-only vectors kept (then the lot is dropped)
 
     def take_entries(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
         """The entries appended since the last call, in append order (row, then
@@ -100,9 +104,8 @@ class Columns(ColumnArrays):
         if self.n == self.capacity:
             self._grow()
         row = self.n
-        nz = np.flatnonzero(vec)
+        nz, dims, vals = self._sparse_of(vec)
         pend_rows, pend_vals = self._pend_rows, self._pend_vals
-        dims, vals = nz.tolist(), vec[nz].tolist()
         for d, v in zip(dims, vals, strict=True):
             pend_rows[d].append(row)
             pend_vals[d].append(v)
@@ -118,6 +121,23 @@ class Columns(ColumnArrays):
         self.n += 1
         self.n_live += 1
         return row
+
+    def _sparse_of(self, vec: np.ndarray) -> tuple[np.ndarray, list[int], list[float]]:
+        """``vec``'s non-zero dimensions (an array and a list) and their values. Texts
+        recur and an embedder hands out one read-only vector per text, so those are
+        decomposed once (kept with the vector itself, so its ``id`` cannot be reused
+        while kept); a writeable vector is decomposed each time."""
+        hit = self._sparse.get(id(vec))
+        if hit is not None and hit[0] is vec:
+            return hit[1], hit[2], hit[3]
+        nz = np.flatnonzero(vec)
+        dims, vals = nz.tolist(), vec[nz].tolist()
+        if not vec.flags.writeable:
+            nz.flags.writeable = False  # shared by the rows of that text (``dims``)
+            if len(self._sparse) >= self.SPARSE_KEPT:
+                self._sparse.clear()
+            self._sparse[id(vec)] = (vec, nz, dims, vals)
+        return nz, dims, vals
 
     def _postings(self, d: int) -> int:
         """Move dimension ``d``'s pending appends into its arrays; its used length."""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from memcore.text import tokenize
+
 SALIENT = frozenset(
     "prefers favorite always never allergic birthday deadline password lives works "
     "married now changed moved switched important".split()
@@ -12,3 +16,9 @@ def heuristic_importance(tokens: list[str]) -> float:
     """``min(1, min(1, 0.3 + 0.25·salient) + min(0.2, 0.02·tokens))``."""
     salient = sum(1 for tok in tokens if tok in SALIENT)
     return min(1.0, min(1.0, 0.3 + 0.25 * salient) + min(0.2, 0.02 * len(tokens)))
+
+
+@lru_cache(maxsize=16384)
+def text_importance(text: str) -> float:
+    """``heuristic_importance`` of ``text``'s tokens, once per text (texts recur)."""
+    return heuristic_importance(tokenize(text))

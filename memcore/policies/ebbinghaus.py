@@ -10,12 +10,14 @@ correct one on decay alone).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from memcore.columns import Columns
 from memcore.policies.base import Policy, Removal, register_policy
+from memcore.policies.due import DueSchedule
 
 
 @dataclass(frozen=True)
@@ -47,19 +49,46 @@ class Ebbinghaus(Policy):
     Params = EbbinghausParams
     params: EbbinghausParams
 
-    def retention(self, cols: Columns, now: int) -> np.ndarray:
+    def __init__(self, params: EbbinghausParams | None = None) -> None:
+        super().__init__(params)
         p = self.params
-        n = cols.n
-        stability = p.tau * (1.0 + p.gain * cols.importance[:n])
-        r = np.exp(-(now - cols.turn[:n]) / stability)
-        return np.where(cols.superseded[:n], r * p.superseded_strength, r)
+        # ln(factor / threshold) of a fresh and of a superseded entry (inf: never due)
+        self._log_fresh = math.inf if p.prune_threshold == 0 else -math.log(p.prune_threshold)
+        self._log_superseded = (math.inf if p.prune_threshold == 0
+                                else math.log(p.superseded_strength / p.prune_threshold))
+        self._due = DueSchedule()
+
+    def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
+        """``R`` of ``rows`` at ``now``."""
+        p = self.params
+        stability = p.tau * (1.0 + p.gain * cols.importance[rows])
+        r = np.exp(-(now - cols.turn[rows]) / stability)
+        return np.where(cols.superseded[rows], r * p.superseded_strength, r)
+
+    def _schedule(self, cols: Columns, row: int, superseded: bool) -> None:
+        p, due = self.params, self._due
+        scale = p.tau * (1.0 + p.gain * float(cols.importance[row]))
+        log_ratio = self._log_superseded if superseded else self._log_fresh
+        due.schedule(int(cols.eid[row]), due.bound(float(cols.turn[row]), scale, log_ratio))
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
-        r = self.retention(cols, now)
-        gone = np.flatnonzero(cols.live[: cols.n] & (r < self.params.prune_threshold))
-        if len(gone) == 0:
+        """The live entries with ``R`` below the threshold, of those that can be
+        (``DueSchedule``): the same rows, in the same order, as a check of every row."""
+        due = self._due
+        for i in due.newer_rows(cols):
+            self._schedule(cols, i, bool(cols.superseded[i]))
+        sid = int(cols.slot[row])
+        if sid >= 0:
+            for i in due.newly_superseded(cols, sid):
+                self._schedule(cols, i, True)
+        rows = due.candidates(cols, now)
+        if len(rows) == 0:
             return None
-        return Removal(gone, "decayed", r[gone])
+        r = self.retention(cols, now, rows)
+        pruned = np.less(r, self.params.prune_threshold)
+        if not pruned.any():
+            return None
+        return Removal(rows[pruned], "decayed", r[pruned])
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         return np.where(cols.superseded[: cols.n], self.params.superseded_strength, 1.0)

@@ -1,0 +1,94 @@
+"""When an entry can first be due for pruning, so a decay policy checks only those.
+
+A decay policy (``ebbinghaus``) prunes a live entry once its retention, a decreasing
+function of age, falls below a threshold. Checking every live entry after every add
+is O(n) an add; but an entry's retention only ever changes through its age and its
+supersession, so the first turn at which it can fall below the threshold is known
+when it is added (and again when it is superseded). ``DueSchedule`` keeps those turns
+in a heap keyed by entry id and hands the policy, at each add, only the entries that
+may be due: the policy then decides those exactly, with its own formula, so the rows
+it removes (and their order and scores) are the ones a check of every row would give.
+An entry whose bound has passed but which its formula keeps (the bound is set a little
+early on purpose, below floating-point error) stays a candidate until it goes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from memcore.columns import Columns
+
+EARLY = 1e-7  # the bound is this much (relative) early, far beyond rounding error
+
+
+class DueSchedule:
+    """Candidate entries for a decay policy, by the first turn each can be due."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int]] = []   # (earliest due turn, entry id)
+        self._watch: set[int] = set()   # entry ids past their bound, not yet removed
+        self._last_eid = -1             # the newest entry scheduled
+        self._superseded: set[int] = set()  # entries scheduled as superseded
+
+    @staticmethod
+    def bound(turn: float, scale: float, log_ratio: float) -> float:
+        """The earliest turn ``now`` with ``exp(-(now - turn)/scale) * factor <
+        threshold`` (``log_ratio = ln(factor/threshold)``), minus the margin."""
+        if math.isinf(log_ratio):
+            return math.inf
+        due = turn + scale * log_ratio
+        return due - EARLY * (abs(due) + 1.0)
+
+    def schedule(self, eid: int, due: float) -> None:
+        if not math.isinf(due):
+            heapq.heappush(self._heap, (due, eid))
+
+    def newer_rows(self, cols: Columns) -> list[int]:
+        """Rows added since the last call (by entry id: rows keep id order); those
+        already superseded are marked as seen (``newly_superseded`` skips them)."""
+        n = cols.n
+        if n == 0 or cols.eid[n - 1] <= self._last_eid:
+            return []
+        if n == 1 or cols.eid[n - 2] <= self._last_eid:  # the usual: the one just added
+            start = n - 1
+        else:
+            start = int(np.searchsorted(cols.eid[:n], self._last_eid, side="right"))
+        self._last_eid = int(cols.eid[n - 1])
+        rows = list(range(start, n))
+        for r in rows:
+            if cols.superseded[r]:
+                self._superseded.add(int(cols.eid[r]))
+        return rows
+
+    def newly_superseded(self, cols: Columns, sid: int) -> list[int]:
+        """Rows of slot ``sid`` superseded since they were scheduled, marked as seen."""
+        n = cols.n
+        rows = np.flatnonzero((cols.slot[:n] == sid) & cols.superseded[:n] & cols.live[:n])
+        out = []
+        for r in rows.tolist():
+            eid = int(cols.eid[r])
+            if eid not in self._superseded:
+                self._superseded.add(eid)
+                out.append(r)
+        return out
+
+    def candidates(self, cols: Columns, now: int) -> np.ndarray:
+        """Live rows that may be due at ``now``, increasing."""
+        heap, watch = self._heap, self._watch
+        while heap and heap[0][0] <= now:
+            watch.add(heapq.heappop(heap)[1])
+        if not watch:
+            return np.zeros(0, dtype=np.int64)
+        n = cols.n
+        eids = np.fromiter(watch, dtype=np.int64, count=len(watch))
+        rows = np.searchsorted(cols.eid[:n], eids)
+        found = rows < n
+        found[found] = cols.eid[rows[found]] == eids[found]
+        found[found] = cols.live[rows[found]]
+        for eid in eids[~found].tolist():  # removed (or never removable): done with them
+            watch.discard(eid)
+            self._superseded.discard(eid)
+        return np.sort(rows[found])

@@ -1,0 +1,102 @@
+"""``ebbinghaus`` checks only the entries that can be due (``memcore.policies.due``):
+at every add, its removals must be exactly those of a check of every live row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memcore.columns import Columns
+from memcore.policies.base import Removal, Removals
+from memcore.policies.due import DueSchedule
+from memcore.policies.ebbinghaus import Ebbinghaus
+from runner.job.run import run_job
+from runner.spec.resolve import make_spec
+
+
+def every_row(policy: Ebbinghaus, cols: Columns, now: int) -> tuple[list[int], list[float]]:
+    """The removals of the former check: retention of every row, live and below."""
+    rows = np.arange(cols.n)
+    r = policy.retention(cols, now, rows)
+    gone = np.flatnonzero(cols.live[: cols.n] & (r < policy.params.prune_threshold))
+    return gone.tolist(), r[gone].tolist()
+
+
+def as_lists(removals: Removals) -> tuple[list[int], list[float]]:
+    if removals is None:
+        return [], []
+    assert isinstance(removals, Removal)
+    return removals.rows.tolist(), np.asarray(removals.scores).tolist()
+
+
+@pytest.mark.parametrize(("workload", "policy", "params"), [
+    ("contradiction", "ebbinghaus", ()),
+    ("contradiction", "ebbinghaus", (("policy.tau", "30"),)),
+    ("contradiction", "pinned.ebbinghaus", (("policy.tau", "60"),)),
+    ("lifecycle", "ebbinghaus", (("policy.tau", "20"),)),
+    ("lifecycle", "pinned.ebbinghaus", (("policy.tau", "20"),)),
+    ("lifecycle", "ebbinghaus", (("policy.tau", "10"), ("store.budget", "300"))),
+])
+def test_scheduled_removals_equal_a_check_of_every_row(
+        monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents a decay policy that misses a due entry, removes one early, or reorders
+    its removals: the schedule must give, at every add of a whole job (supersession,
+    pins, a budget's removals and compactions included), the rows and scores a check
+    of every row gives."""
+    checked = []
+    original = Ebbinghaus.on_add
+
+    def on_add(self: Ebbinghaus, cols: Columns, row: int, now: int) -> Any:
+        want = every_row(self, cols, now)
+        got = original(self, cols, row, now)
+        assert as_lists(got) == want
+        checked.append(len(want[0]))
+        return got
+
+    monkeypatch.setattr(Ebbinghaus, "on_add", on_add)
+    run_job(make_spec(workload, policy, 1, params=params))
+    assert sum(checked) > 50  # the case prunes, often
+
+
+def test_the_bound_is_early_and_close() -> None:
+    """Prevents a bound that is late (an entry removed later than its formula says) or
+    so early that every entry is a candidate at every add."""
+    tau, threshold = 150.0, 0.02
+    for imp in (0.3, 0.55, 1.0):
+        scale = tau * (1 + 4 * imp)
+        due = DueSchedule.bound(100.0, scale, -np.log(threshold))
+        first = next(t for t in range(100, 10_000)
+                     if np.exp(-(t - 100) / scale) < threshold)
+        assert first - 1 < due <= first
+
+
+@pytest.mark.parametrize(("workload", "policy", "params"), [
+    ("contradiction", "last_write_wins", ()),
+    ("lifecycle", "last_write_wins", ()),
+    ("lifecycle", "pinned.last_write_wins", ()),
+    ("lifecycle", "last_write_wins", (("store.budget", "100"),)),
+])
+def test_last_write_wins_checks_only_the_new_entrys_slot(
+        monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents a last_write_wins that keeps a superseded entry: checking only the new
+    entry's slot must remove, at every add, what a check of every row removes."""
+    from memcore.policies.last_write_wins import LastWriteWins
+
+    checked = []
+    original = LastWriteWins.on_add
+
+    def on_add(self: LastWriteWins, cols: Columns, row: int, now: int) -> Any:
+        n = cols.n
+        want = np.flatnonzero(cols.live[:n] & cols.superseded[:n]).tolist()
+        got = original(self, cols, row, now)
+        assert as_lists(got)[0] == want
+        checked.append(len(want))
+        return got
+
+    monkeypatch.setattr(LastWriteWins, "on_add", on_add)
+    run_job(make_spec(workload, policy, 1, params=params))
+    assert sum(checked) > 50
