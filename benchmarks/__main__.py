@@ -16,7 +16,10 @@ machine and the load average). Parts:
 6. ``seed``: a 3,000-turn contradiction job against a plain-Python re-implementation of
    the seed, timed in the same run (``benchmarks.bench_seed``; >= 15x it, i.e. >= 30x
    the seed's own code, for every analytic policy; learned_forget <= 1.5x ebbinghaus).
-7. ``incumbents``: per-job seconds and query latency of every incumbent library next to
+7. ``sweep``: README's ``fbench sweep --seeds N`` from a cold start at 2 and 5 seeds,
+   fitted and extrapolated to 50 (``benchmarks.bench_sweep``; <= 10 minutes, mean job
+   <= 0.25 s, every workload's median job <= 0.6 s, efficiency >= 0.85).
+8. ``incumbents``: per-job seconds and query latency of every incumbent library next to
    fbench's policies on the same stream (``benchmarks/bench_incumbents.py``; needs the
    ``incumbents`` extra).
 
@@ -36,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
-PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "incumbents")
+PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep",
+         "incumbents")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -83,6 +87,12 @@ def _seed(args: argparse.Namespace) -> dict[str, Any]:
     return measure(repeats=5)
 
 
+def _sweep(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_sweep import measure
+
+    return measure([2, 5])
+
+
 def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_incumbents import measure
 
@@ -90,7 +100,7 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
 
 
 RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
-           "executors": _executors, "aggregate": _aggregate, "seed": _seed,
+           "executors": _executors, "aggregate": _aggregate, "seed": _seed, "sweep": _sweep,
            "incumbents": _incumbents}
 
 

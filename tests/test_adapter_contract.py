@@ -38,8 +38,11 @@ def cases() -> list[tuple[str, tuple[tuple[str, object], ...]]]:
 @pytest.mark.parametrize(("policy", "params"), cases(), ids=lambda v: str(v))
 def test_adapter_contract(policy: str, params: tuple) -> None:
     """Prevents an adapter whose hits, size, tokens or forget counts disagree with what
-    it holds: every rule of the contract holds for every memory fbench ships."""
-    verdicts = check_memory(policy, params, streams=STREAMS)
+    it holds: every rule of the contract holds for every memory fbench ships, on every
+    workload (a setting with the MiniLM embedder on fbench check's own two streams,
+    one per family: every stream costs it most of a minute of encoding)."""
+    minilm_only = dict(params).get("embedder") == "minilm"
+    verdicts = check_memory(policy, params, **({} if minilm_only else {"streams": STREAMS}))
     assert [v.rule.name for v in verdicts] == [r.name for r in RULES]
     assert [f"{v.rule.name}: {v.failure}" for v in verdicts if not v.ok] == []
     assert all(v.checked > 0 for v in verdicts)
