@@ -69,6 +69,9 @@ OVERLAP = (
 
 # Entity-major: the order of the query pool.
 SLOTS = tuple((e, a) for e in ENTITIES for a in ATTRIBUTES)
+# a distractor's text by (subject, predicate), made once; its truth, shared
+DISTRACTOR_TEXT = {(s, p): f"{s[0].upper()}{s[1:]} {p}." for s in SUBJECTS for p in PREDICATES}
+DISTRACTOR = ObserveTruth(None, None, "distractor")
 
 # Query categories: the kind of the slot's last write.
 CATEGORY = {"fact": "fact", "canonical_update": "canonical", "hard_update": "hard"}
@@ -168,7 +171,9 @@ class ContradictionV1:
         for t in range(n_seed, horizon):
             r = rng.random()
             if r < params.p_query:
-                entity, attr = rng.choice([s for s in SLOTS if s in current])
+                asked = SLOTS if len(current) == len(SLOTS) else [s for s in SLOTS
+                                                                 if s in current]
+                entity, attr = rng.choice(asked)
                 value = current[(entity, attr)]
                 yield Query(
                     t,
@@ -185,15 +190,10 @@ class ContradictionV1:
             elif params.noise_overlap and rng.random() < params.noise_overlap:
                 entity, attr = rng.choice(ENTITIES), rng.choice(ATTRIBUTES)
                 text = rng.choice(OVERLAP).format(E=entity.title(), n=attr.noun)
-                yield Observe(t, text, ObserveTruth(None, None, "distractor"))
+                yield Observe(t, text, DISTRACTOR)
             else:
                 subject = rng.choice(SUBJECTS)
-                predicate = rng.choice(PREDICATES)
-                yield Observe(
-                    t,
-                    f"{subject[0].upper()}{subject[1:]} {predicate}.",
-                    ObserveTruth(None, None, "distractor"),
-                )
+                yield Observe(t, DISTRACTOR_TEXT[subject, rng.choice(PREDICATES)], DISTRACTOR)
 
 
 @dataclass(frozen=True)
