@@ -100,3 +100,33 @@ def test_last_write_wins_checks_only_the_new_entrys_slot(
     monkeypatch.setattr(LastWriteWins, "on_add", on_add)
     run_job(make_spec(workload, policy, 1, params=params))
     assert sum(checked) > 50
+
+
+@pytest.mark.parametrize(("workload", "policy", "params"), [
+    ("contradiction", "learned_forget", ()),
+    ("contradiction", "learned_forget", (("policy.prune_threshold", "0.2"),)),
+    ("lifecycle", "learned_forget", ()),
+    ("lifecycle", "pinned.learned_forget", ()),
+    ("lifecycle", "learned_forget", (("store.budget", "300"),)),
+])
+def test_learned_forget_reads_only_the_rows_that_can_be_due(
+        monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents a learned_forget that misses a due entry or reorders its removals:
+    reading the network's table only for the entries it says can be due must remove,
+    at every add, what reading every live row removes."""
+    from memcore.policies.learned_forget import LearnedForget
+
+    checked = []
+    original = LearnedForget.on_add
+
+    def on_add(self: LearnedForget, cols: Columns, row: int, now: int) -> Any:
+        got = original(self, cols, row, now)
+        want = as_lists(self.every_row(cols, now))
+        assert as_lists(got) == want
+        checked.append(len(want[0]))
+        return got
+
+    monkeypatch.setattr(LearnedForget, "on_add", on_add)
+    run_job(make_spec(workload, policy, 1, params=params))
+    assert sum(checked) > 50

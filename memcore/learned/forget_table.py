@@ -38,6 +38,7 @@ class ForgetTable:
         self.importances = np.zeros(0, dtype=np.float32)  # sorted
         self.width = 0
         self.tables = np.zeros((2, 0, 0), dtype=np.float32)  # [output, combo, age]
+        self._below: dict[tuple[int, float], np.ndarray] = {}  # next_below's, per build
 
     def _build(self, importances: np.ndarray, width: int) -> None:
         n_combos = len(importances) * _FLAGS
@@ -51,6 +52,7 @@ class ForgetTable:
             log_r = self.net.predict(xt, LOG_RETENTION).numpy()
         self.tables = np.stack([strength, log_r]).reshape(2, n_combos, width)
         self.importances, self.width = importances, width
+        self._below = {}
 
     def _ensure(self, importance: np.ndarray, max_age: int) -> bool:
         """Grow the table to cover these importances and ages; False if it must not."""
@@ -69,6 +71,36 @@ class ForgetTable:
             width *= 2
         self._build(new_imps.astype(np.float32), width)
         return True
+
+    def covers(self, importance: np.float32) -> bool:
+        """Whether the table holds ``importance`` (grown to it if it may): what a
+        ``lookup`` of entries of that importance needs to read the table."""
+        return self._ensure(np.array([importance], dtype=np.float32), 0)
+
+    def next_below(self, log_threshold: np.float32, importance: np.float32,
+                   superseded: bool, slotted: bool, age: int) -> int:
+        """The first age from ``age`` on whose log-retention in the table is below
+        ``log_threshold``, for an entry of a held ``importance``; the table's width if
+        none within it is (the caller asks again from there)."""
+        combo = (int(np.searchsorted(self.importances, importance)) * _FLAGS
+                 + 2 * superseded + slotted)
+        ages = self._below.get((combo, float(log_threshold)))
+        if ages is None:
+            ages = np.flatnonzero(self.tables[LOG_RETENTION, combo] < log_threshold)
+            self._below[combo, float(log_threshold)] = ages
+        at = int(np.searchsorted(ages, age))
+        return int(ages[at]) if at < len(ages) else self.width
+
+    def read(self, output: int, age: np.ndarray, importance: np.ndarray,
+             superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
+        """``lookup`` for entries whose importances the table holds (``covers``): the
+        same values, without checking them again."""
+        if len(age) == 0 or int(age.max()) >= self.width:
+            return self.lookup(output, age, importance, superseded, slotted)
+        combo = np.searchsorted(self.importances, importance.astype(np.float32)) * _FLAGS
+        combo += superseded * 2
+        combo += slotted
+        return self.tables[output, combo, age]
 
     def lookup(self, output: int, age: np.ndarray, importance: np.ndarray,
                superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:

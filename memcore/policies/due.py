@@ -46,6 +46,11 @@ class DueSchedule:
         if not math.isinf(due):
             heapq.heappush(self._heap, (due, eid))
 
+    def later(self, eid: int, due: float) -> None:
+        """A candidate its policy kept: no longer one, until ``due``."""
+        self._watch.discard(eid)
+        self.schedule(eid, due)
+
     def newer_rows(self, cols: Columns) -> list[int]:
         """Rows added since the last call (by entry id: rows keep id order); those
         already superseded are marked as seen (``newly_superseded`` skips them)."""

@@ -29,6 +29,7 @@ import numpy as np
 
 from memcore.columns import Columns
 from memcore.policies.base import Policy, Removal, register_policy
+from memcore.policies.due import DueSchedule
 
 if TYPE_CHECKING:
     from memcore.learned.forget_net import ForgetNet
@@ -84,22 +85,72 @@ class LearnedForget(Policy):
 
         self._k_strength, self._k_log_retention = STRENGTH, LOG_RETENTION
         self._table = shipped_forget_table()
+        from memcore.learned.forget_table import AGE_CAP
+
+        self._age_cap = AGE_CAP
+        self._due = DueSchedule()
+        self._scheduled = True  # False once an importance the table cannot hold arrives
+        self._held: set[float] = set()  # importances known to be in the table
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
 
     def _predict(self, cols: Columns, now: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Live rows and the network's output ``k`` for them (a table gather)."""
         rows = np.flatnonzero(cols.live[: cols.n])
-        out = self._table.lookup(k, now - cols.turn[rows], cols.importance[rows],
-                                 cols.superseded[rows], cols.slot[rows] >= 0)
-        return rows, out
+        return rows, self._lookup(cols, now, k, rows)
 
-    def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+    def _lookup(self, cols: Columns, now: int, k: int, rows: np.ndarray) -> np.ndarray:
+        return self._table.lookup(k, now - cols.turn[rows], cols.importance[rows],
+                                  cols.superseded[rows], cols.slot[rows] >= 0)
+
+    def every_row(self, cols: Columns, now: int) -> Removal | None:
+        """The live rows whose predicted retention is below the threshold, each read."""
         rows, log_r = self._predict(cols, now, self._k_log_retention)
         gone = np.flatnonzero(log_r < self._log_threshold)
         if len(gone) == 0:
             return None
         return Removal(rows[gone], "learned", np.exp(log_r[gone].astype(np.float64)))
+
+    def _due_turn(self, cols: Columns, row: int, from_age: int) -> int:
+        """The first turn, at an age from ``from_age`` on, ``row``'s retention is below."""
+        return int(cols.turn[row]) + self._table.next_below(
+            self._log_threshold, np.float32(cols.importance[row]),
+            bool(cols.superseded[row]), bool(cols.slot[row] >= 0), from_age)
+
+    def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+        """``every_row``'s removals, from the rows that can be due (``DueSchedule``, by
+        the table's own answers). A table read is a pure function of the entry, so
+        reading only those rows gives the same rows, order and scores; whenever
+        ``every_row`` would not read the table (an entry older than its ages, more
+        importances than it holds), every row is read."""
+        due = self._due
+        for i in due.newer_rows(cols):
+            imp = np.float32(cols.importance[i])
+            if self._scheduled and float(imp) not in self._held:
+                self._scheduled = self._table.covers(imp)
+                self._held.add(float(imp))
+            if self._scheduled:
+                due.schedule(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i])))
+        sid = int(cols.slot[row])
+        if sid >= 0 and self._scheduled:
+            for i in due.newly_superseded(cols, sid):
+                due.schedule(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i])))
+        n = cols.n
+        oldest = int(np.argmax(cols.live[:n])) if cols.n_live else -1
+        if not self._scheduled or (oldest >= 0 and now - cols.turn[oldest] >= self._age_cap):
+            return self.every_row(cols, now)
+        rows = due.candidates(cols, now)
+        if len(rows) == 0:
+            return None
+        log_r = self._table.read(self._k_log_retention, now - cols.turn[rows],
+                                 cols.importance[rows], cols.superseded[rows],
+                                 cols.slot[rows] >= 0)
+        pruned = log_r < self._log_threshold
+        for i in rows[~pruned].tolist():  # not yet: from the next age on
+            due.later(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i]) + 1))
+        if not pruned.any():
+            return None
+        return Removal(rows[pruned], "learned", np.exp(log_r[pruned].astype(np.float64)))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         rows, strength = self._predict(cols, now, self._k_strength)
