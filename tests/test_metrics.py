@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from runner.job.run import checkpoints, run_job
@@ -356,3 +357,32 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
     assert run.counts["all"] == 2
     assert run.sums["all"]["recall_at_k"] == 2.0
     assert run.sums["all"]["recall_current_at_k"] == 1.0
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 8])
+def test_judging_a_block_at_once_equals_judging_each(k: int) -> None:
+    """Prevents the array judgement of a block of questions (``_Run.judge_many``) from
+    scoring any question unlike ``score_query``: random hits (short lists, observations
+    with no truth, unknown slots and values, repeats of a value) for every k."""
+    import random
+
+    from runner.job.streaming import TruthTable
+
+    rng = random.Random(k)
+    table = TruthTable()
+    slots, values = ["a.x", "a.y", "b.x"], ["1", "2", "3"]
+    for obs in range(0, 300, 2):  # odd ids carry no truth
+        table.set(obs, rng.choice(slots), rng.choice(values))
+    questions = [(rng.choice([*slots, "c.z"]), rng.choice([*values, "9"]),
+                  [rng.randrange(-5, 320) for _ in range(rng.randrange(0, k + 1))])
+                 for _ in range(400)]
+    questions = [(s, v, [h for h in hits if h >= 0]) for s, v, hits in questions]
+    obs = np.full((len(questions), k), -1, dtype=np.int64)
+    for i, (_, _, hits) in enumerate(questions):
+        obs[i, : len(hits)] = hits
+    correct, stale = table.judge(obs, [q[0] for q in questions], [q[1] for q in questions])
+    for i, (slot, value, hits) in enumerate(questions):
+        want = score_query(hits, slot, value, table, False, k, 100)
+        assert (int(correct[i].sum()), int(stale[i].sum())) == (want.correct, want.stale)
+        assert bool(correct[i, 0]) == want.top1_correct
+        assert int((correct[i] & (obs[i] >= 100)).sum()) == want.current

@@ -148,21 +148,28 @@ def test_a_policy_that_removes_on_access_must_not_declare_batching() -> None:
 def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents batching from moving any number: a job whose questions are answered in
-    batches gives every question the same hits and the job the same metrics (timing
-    aside) as with every question answered alone."""
+    batches (and judged at once, ``_Run.judge_many``) gives every question the same hits
+    and the job the same metrics (timing aside) as with every question answered and
+    judged alone."""
     from runner.metrics import METRICS
 
     def run() -> tuple[list[list[int]], dict[str, object]]:
         seen: list[list[int]] = []
-        judge = _Run.judge
+        judge, judge_many = _Run.judge, _Run.judge_many
 
         def spy(self: _Run, ev: object, found: list) -> None:  # type: ignore[type-arg]
             seen.append([h.obs_id for h in found])
             judge(self, ev, found)  # type: ignore[arg-type]
 
+        def spy_many(self: _Run, evs: list, answers: list) -> None:  # type: ignore[type-arg]
+            seen.extend([h.obs_id for h in found] for found in answers)
+            judge_many(self, evs, answers)
+
         monkeypatch.setattr(_Run, "judge", spy)
+        monkeypatch.setattr(_Run, "judge_many", spy_many)
         result = run_job(make_spec(workload, policy, 4, 120))
         monkeypatch.setattr(_Run, "judge", judge)
+        monkeypatch.setattr(_Run, "judge_many", judge_many)
         return seen, {k: None if v != v else v for k, v in result.metrics().items()
                       if k in METRICS and not METRICS[k].timing}  # (nan as None: comparable)
 

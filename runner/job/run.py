@@ -17,8 +17,9 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from runner.adapters import (
@@ -32,6 +33,7 @@ from runner.adapters import (
 )
 from runner.job.streaming import LatencyStats, TruthTable
 from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics, score_query
+from runner.metrics.scoring import QueryScore
 from runner.results.shard import checkpoints
 from runner.spec.jobspec import JobSpec
 from runner.spec.resolve import materialize
@@ -135,28 +137,56 @@ class _Run:
 
     def queries(self, batch: AnswersInBatches, evs: list[Query]) -> None:
         """Questions of one time, nothing observed between them, in one call: each
-        counts the batch's mean latency."""
+        counts the batch's mean latency, and all are judged at once (``judge_many``)."""
         start = time.perf_counter()
         answers = batch.query_many(evs[0].t, [ev.text for ev in evs], self.k)
         each = (time.perf_counter() - start) * 1000.0 / len(evs)
-        for ev, found in zip(evs, answers, strict=True):
+        for _ in evs:
             self.latency.add(each)
-            self.judge(ev, found)
+        self.judge_many(evs, answers)
+
+    def _since(self, slot: str, value: str) -> int:
+        """The first observation of the slot's current run of ``value``."""
+        run = self.run_start.get(slot)
+        return run[1] if run is not None and run[0] == value else self.next_obs
+
+    def _forgotten(self, slot: str) -> bool:
+        current = self.current_obs.get(slot)
+        return current is not None and not self.memory.holds(current)
 
     def judge(self, ev: Query, found: list[Hit]) -> None:
         """Score one question's hits against the truth."""
         truth = ev.truth
-        hits = [h.obs_id for h in found]
-        current = self.current_obs.get(truth.slot)
-        forgotten = current is not None and not self.memory.holds(current)
-        run = self.run_start.get(truth.slot)
-        since = run[1] if run is not None and run[0] == truth.value else self.next_obs
-        score = score_query(hits, truth.slot, truth.value, self.truth_of, forgotten,
-                            self.k, since)
+        self.count(ev, score_query([h.obs_id for h in found], truth.slot, truth.value,
+                                   self.truth_of, self._forgotten(truth.slot), self.k,
+                                   self._since(truth.slot, truth.value)))
+
+    def judge_many(self, evs: list[Query], answers: list[list[Hit]]) -> None:
+        """``judge`` for each question, its hits judged against the truth table in array
+        operations (the same scores: ``tests/test_relevance.py``)."""
+        width = max(self.k, max(len(found) for found in answers))
+        obs = np.full((len(evs), width), -1, dtype=np.int64)
+        for i, found in enumerate(answers):
+            obs[i, : len(found)] = [h.obs_id for h in found]
+        slots = [ev.truth.slot for ev in evs]
+        values = [ev.truth.value for ev in evs]
+        correct, stale = self.truth_of.judge(obs, slots, values)
+        since = np.array([self._since(s, v) for s, v in zip(slots, values, strict=True)])
+        n_correct, n_stale, n_current, top1, top5 = (cast(list[Any], a.tolist()) for a in (
+            correct.sum(axis=1), stale.sum(axis=1),
+            (correct & (obs >= since[:, None])).sum(axis=1), correct[:, 0],
+            correct[:, :5].any(axis=1)))
+        for i, ev in enumerate(evs):
+            self.count(ev, QueryScore(len(answers[i]), n_correct[i], n_stale[i], top1[i],
+                                      self._forgotten(slots[i]),
+                                      top5[i] if self.k >= 5 else None, n_current[i]))
+
+    def count(self, ev: Query, score: QueryScore) -> None:
+        """Add one question's score to its categories' sums."""
         values = [(name, value(score)) for name, value in self.quality]
         if self.answered is not None:
             self.answered.append(int(score.current > 0))
-        for cat in ("all", truth.category):
+        for cat in ("all", ev.truth.category):
             if cat not in self.counts:  # a category the workload does not declare
                 continue
             self.counts[cat] += 1
