@@ -16,10 +16,13 @@ machine and the load average). Parts:
 6. ``seed``: a 3,000-turn contradiction job against a plain-Python re-implementation of
    the seed, timed in the same run (``benchmarks.bench_seed``; >= 15x it, i.e. >= 30x
    the seed's own code, for every analytic policy; learned_forget <= 1.5x ebbinghaus).
-7. ``sweep``: README's ``fbench sweep --seeds N`` from a cold start at 2 and 5 seeds,
+7. ``sweep``: README's ``fbench sweep --seeds N`` from a cold start at 2, 4 and 6 seeds,
    fitted and extrapolated to 50 (``benchmarks.bench_sweep``; <= 10 minutes, mean job
    <= 0.25 s, every workload's median job <= 0.6 s, efficiency >= 0.85).
-8. ``incumbents``: per-job seconds and query latency of every incumbent library next to
+8. ``startup``: whole-process seconds of ``fbench list policies`` and of a one-turn
+   ``fbench run``, and the heavy modules each imports (``benchmarks.bench_startup``;
+   <= 0.5 s and <= 1 s, importing none of torch, Ray, matplotlib, the incumbents).
+9. ``incumbents``: per-job seconds and query latency of every incumbent library next to
    fbench's policies on the same stream (``benchmarks/bench_incumbents.py``; needs the
    ``incumbents`` extra).
 
@@ -40,7 +43,7 @@ from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
 PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep",
-         "incumbents")
+         "startup", "incumbents")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -90,7 +93,13 @@ def _seed(args: argparse.Namespace) -> dict[str, Any]:
 def _sweep(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_sweep import measure
 
-    return measure([2, 5])
+    return measure([2, 4, 6])
+
+
+def _startup(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_startup import measure
+
+    return measure(repeats=5)
 
 
 def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
@@ -101,7 +110,7 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
 
 RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
            "executors": _executors, "aggregate": _aggregate, "seed": _seed, "sweep": _sweep,
-           "incumbents": _incumbents}
+           "startup": _startup, "incumbents": _incumbents}
 
 
 def main() -> None:

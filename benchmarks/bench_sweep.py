@@ -5,13 +5,14 @@ Each run is the whole command a user types, with ``--executor ray`` (so a small 
 does not go inline) into a fresh folder. The wall time of each is fitted as
 ``a + b·seeds`` (least squares, ``numpy.polyfit``): ``a`` is the fixed cost (start-up,
 Ray, the report), ``b`` a seed's jobs. Linearity is shown by the per-seed cost of each
-run after the fixed cost, and by the fit's largest relative residual. From the shards:
-the mean and the per-workload median of a job's ``wall_s``, and the sweep's
-efficiency, the jobs' summed seconds over (wall x CPUs).
+run after the fixed cost, and by the fit's largest relative residual (three seed
+counts, so a line is a claim). From the shards: the mean and the per-workload median of
+a job's ``wall_s``, and the sweep's efficiency, the jobs' summed seconds over (wall x
+CPUs), measured and, at 50 seeds, estimated from the fit.
 
 Targets (the speed issue): 50 seeds <= 10 minutes on 2 cores; mean job <= 0.25 s; no
 workload's median job > 0.6 s; efficiency >= 0.85.
-Usage: ``python -m benchmarks.bench_sweep [--seeds 2,5] [--full]`` (``--full`` also
+Usage: ``python -m benchmarks.bench_sweep [--seeds 2,4,6] [--full]`` (``--full`` also
 runs 50 seeds, about as long as it predicts).
 """
 
@@ -90,31 +91,51 @@ def measure(seed_counts: list[int], full: bool = False, log: Any = print) -> dic
         + ", ".join(f"{r['per_seed_after_fixed_s']:.1f} s at {r['seeds']}" for r in runs))
     last = runs[-1]
     worst = max(last["median_job_s"].items(), key=lambda kv: kv[1])
+    jobs_50 = last["jobs"] / last["seeds"] * 50
+    efficiency_50 = last["mean_job_s"] * jobs_50 / (estimate * (os.cpu_count() or 1))
     result: dict[str, Any] = {
         "runs": runs, "fixed_s": float(fixed), "per_seed_s": float(per_seed),
         "largest_residual": residual, "estimate_50_s": estimate,
         "mean_job_s": last["mean_job_s"], "slowest_workload_median": list(worst),
-        "efficiency": last["efficiency"],
+        "efficiency": last["efficiency"], "efficiency_50_est": efficiency_50,
         "command": "python -m benchmarks.bench_sweep --seeds "
                    + ",".join(map(str, seed_counts)) + (" --full" if full else "")}
     log(f"50 seeds, estimated: {estimate / 60:.1f} min (target <= {TARGET_50_S / 60:.0f}); "
         f"mean job {last['mean_job_s']:.3f} s (<= {TARGET_MEAN_JOB_S}); slowest workload "
         f"median {worst[0]} {worst[1]:.3f} s (<= {TARGET_MEDIAN_JOB_S}); efficiency "
-        f"{last['efficiency']:.2f} (>= {TARGET_EFFICIENCY})")
+        f"{last['efficiency']:.2f} at {last['seeds']} seeds, {efficiency_50:.2f} at 50 "
+        f"estimated (>= {TARGET_EFFICIENCY})")
     if full:
         result["full"] = run_sweep(50, log)
         log(f"50 seeds, measured: {result['full']['wall_s'] / 60:.1f} min")
     wall_50 = result["full"]["wall_s"] if full else estimate
+    eff_50 = result["full"]["efficiency"] if full else efficiency_50
     result["ok"] = (wall_50 <= TARGET_50_S and last["mean_job_s"] <= TARGET_MEAN_JOB_S
-                    and worst[1] <= TARGET_MEDIAN_JOB_S
-                    and last["efficiency"] >= TARGET_EFFICIENCY)
+                    and worst[1] <= TARGET_MEDIAN_JOB_S and eff_50 >= TARGET_EFFICIENCY)
     return result
+
+
+def readme_sentence(result: dict[str, Any]) -> str:
+    """README's timing sentence, from this benchmark's figures (``benchmarks/results.json``;
+    ``tests/test_readme.py`` checks README says exactly this)."""
+    runs = result["runs"]
+    counts = [str(r["seeds"]) for r in runs]
+    seeds = ", ".join(counts[:-1]) + f" and {counts[-1]}" if len(counts) > 1 else counts[0]
+    if "full" in result:
+        took = f"took {result['full']['wall_s'] / 60:.1f} minutes"
+    else:
+        took = f"takes about {result['estimate_50_s'] / 60:.0f} minutes"
+    return (f"On a 2-core machine it {took} from a cold start, embedded Ray and the report "
+            f"included: {result['fixed_s']:.0f} s of start-up and report plus "
+            f"{result['per_seed_s']:.1f} s a seed, fitted at {seeds} seeds by "
+            f"`python -m benchmarks.bench_sweep` (a mean job of "
+            f"{result['mean_job_s']:.2f} s; figures in `benchmarks/results.json`).")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default="2,5", help="comma-separated seed counts")
+    ap.add_argument("--seeds", default="2,4,6", help="comma-separated seed counts")
     ap.add_argument("--full", action="store_true", help="also run 50 seeds")
     args = ap.parse_args()
     measure([int(s) for s in args.seeds.split(",")], args.full)

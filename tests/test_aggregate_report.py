@@ -368,9 +368,19 @@ def test_include_appends_another_sweep_as_one_section(sweeps: dict[str, Path],
 
     assert sep and tables(head, "##") == tables(alone, "##") + "\n"
     assert section.count("\n# ") == 0 and "\n### What ran\n" in section
-    # the section is the other sweep's report, one heading level down (links aside)
+    # the section is the other sweep's report, one heading level down (links aside),
+    # but for what stays in its own report: its equal-memory tables (a line says where),
+    # its method's shared text (what differs is said) and the metric legend
     demoted = [("#" + ln) if ln.startswith("#") else ln for ln in own.splitlines()[1:]]
     strip = re.compile(r"\]\([^)]*\)")
-    assert strip.sub("]()", tables("\n".join(demoted), "###")) in strip.sub("]()", section)
+    in_section = strip.sub("]()", section)
+    blocks = re.split(r"\n(?=#{3,4} )", strip.sub("]()", tables("\n".join(demoted), "###")))
+    kept = [b for b in blocks if not b.startswith(
+        ("#### At equal memory", "### Method", "### Primary metrics"))]
+    assert len(kept) >= 3 and all(b.strip() in in_section for b in kept)
+    assert "#### At equal memory" not in section and "### Primary metrics" not in section
+    pointer = "At equal memory: in `extra/RESULTS.md`, which `fbench report extra` writes."
+    assert section.count(pointer) == sum(b.startswith("#### At equal memory") for b in blocks)
+    assert "As in the report this sweep is included in" in section
     for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", section):
         assert link.startswith("extra/plots/") and (tmp_path / link).is_file()

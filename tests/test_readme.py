@@ -216,21 +216,52 @@ INCUMBENT_QUOTES = [
 ]
 
 
-@pytest.mark.parametrize("quote, workload, policy, params, metric", INCUMBENT_QUOTES)
+# (the same, from incumbents-bounded/, the committed summary of sweeps/incumbents-bounded.toml)
+FIFO60 = {"policy.capacity": 60, "policy.retention": "fifo"}
+EVICT60 = {"policy.max_active": 60}
+BOUNDED_QUOTES = [
+    ("FIFO is at contradiction 0.011", "contradiction", "lethe_agent", FIFO60,
+     "contradiction_rate"),
+    ("current recall 0.131", "contradiction", "lethe_agent", FIFO60, "recall_current_at_k"),
+    ("false-forget 0.810", "contradiction", "lethe_agent", FIFO60, "false_forget_rate"),
+    ("entries (61)", "contradiction", "yantrikdb", EVICT60, "final_size"),
+    ("contradiction 0.439", "contradiction", "yantrikdb", EVICT60, "contradiction_rate"),
+    ("current recall 0.130", "contradiction", "yantrikdb", EVICT60, "recall_current_at_k"),
+    ("false-forget 0.845", "contradiction", "yantrikdb", EVICT60, "false_forget_rate"),
+    ("is 0.361 and", "lifecycle", "lethe_agent", FIFO60, "recall_current_at_k"),
+    ("and 0.387.", "lifecycle", "yantrikdb", EVICT60, "recall_current_at_k"),
+]
+
+
+@pytest.mark.parametrize("quote, workload, policy, params, metric, folder",
+                         [(*q, "incumbents") for q in INCUMBENT_QUOTES]
+                         + [(*q, "incumbents-bounded") for q in BOUNDED_QUOTES])
 def test_readme_incumbent_numbers_are_the_committed_summary(
-        quote: str, workload: str, policy: str, params: dict[str, str], metric: str) -> None:
-    """Prevents a number README quotes from RESULTS.md (the incumbents' section) from being
-    typed in or going stale: each equals its cell's mean in incumbents/summary.parquet,
-    to the digits shown (the first number of the quoted text)."""
+        quote: str, workload: str, policy: str, params: dict[str, object], metric: str,
+        folder: str) -> None:
+    """Prevents a number README quotes from RESULTS.md (the incumbents' sections) from
+    being typed in or going stale: each equals its cell's mean in its sweep's committed
+    summary.parquet, to the digits shown (the first number of the quoted text)."""
     import json
 
     import pyarrow.parquet as pq
 
-    assert quote in README, quote
+    assert quote in " ".join(README.split()), quote
     shown = re.findall(r"\d[\d,]*(?:\.\d+)?", quote)[0]
-    rows = [r for r in pq.read_table(ROOT / "incumbents" / "summary.parquet").to_pylist()
+    rows = [r for r in pq.read_table(ROOT / folder / "summary.parquet").to_pylist()
             if (r["workload"], r["policy"], r["metric"]) == (workload, policy, metric)
             and json.loads(r["params"]) == params]
     assert len(rows) == 1, (quote, len(rows))
     decimals = len(shown.split(".")[1]) if "." in shown else 0
     assert f"{rows[0]['mean']:,.{decimals}f}" == shown, (quote, rows[0]["mean"])
+
+
+def test_readme_timing_is_the_benchmarks() -> None:
+    """Prevents a stale timing claim: README's sentence on how long its first command
+    takes is the one benchmarks/bench_sweep.py makes from its last figures."""
+    import json
+
+    from benchmarks.bench_sweep import readme_sentence
+
+    results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+    assert readme_sentence(results["sweep"]["result"]) in " ".join(README.split())

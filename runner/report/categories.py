@@ -59,3 +59,11 @@ def category_pointer(idx: ReportIndex, setting: Setting, folder: str) -> list[st
     return [f"Per-category tables ({', '.join(cats)}): in `{folder}/RESULTS.md`, which "
             f"`fbench report {folder}` writes; every split column is in "
             f"`{folder}/summary.parquet`.", ""]
+
+
+def equal_memory_pointer(tables: list[str], folder: str) -> list[str]:
+    """Where an included sweep's equal-memory table is, if its setting has one."""
+    if not tables:
+        return []
+    return [f"At equal memory: in `{folder}/RESULTS.md`, which `fbench report {folder}` "
+            "writes.", ""]

@@ -32,7 +32,7 @@ from runner.metrics import METRICS
 from runner.report import claims as claims_mod
 from runner.report import headroom, incumbents, rankings, reproduction, scaling_section
 from runner.report.blocks import count, directed, images, seed_ranges, setting_title, span, table
-from runner.report.categories import category_pointer, category_tables
+from runner.report.categories import category_pointer, category_tables, equal_memory_pointer
 from runner.report.claims import Result
 from runner.report.evidence import Evidence
 from runner.report.findings import (
@@ -138,8 +138,9 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
     """The Markdown text; plot paths are written relative to ``folder``. It leads with the
     answer: what ran, the numbered findings (the seeds' claims first), the reproduction
     table and one figure; then a compact table per setting. ``included_from``: the
-    folder of a sweep included in another's report, whose per-category tables stay in its
-    own report."""
+    folder of a sweep included in another's report, whose equal-memory and per-category
+    tables stay in its own report, its method said by what differs, its metric legend
+    left to the report it is in."""
     idx = ReportIndex(summary, shards)
     cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(shards, idx.baseline)
@@ -162,7 +163,8 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
         lines += _setting(idx, cmp, setting, plots, folder, included_from)
     lines += scaling_section.section(idx, studies, plots, folder)
     lines += headroom.section(list(calibrations))
-    lines += method_section(idx, bool(studies)) + _versions(shards) + _legend()
+    lines += method_section(idx, bool(studies), brief=included_from is not None)
+    lines += _versions(shards) + ([] if included_from is not None else _legend())
     if plots.notes:
         lines += ["## Plots not made", ""] + [f"- {n}" for n in plots.notes] + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -258,7 +260,8 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
     if categories is None:
         lines += _equal_memory(idx, setting) + category_tables(idx, setting)
     else:
-        lines += _equal_memory(idx, setting) + category_pointer(idx, setting, categories)
+        lines += equal_memory_pointer(_equal_memory(idx, setting), categories)
+        lines += category_pointer(idx, setting, categories)
     shown = [p for p in plots.plots if (p.workload, p.horizon, p.k) == setting]
     return lines + images(shown, folder)
 

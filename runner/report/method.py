@@ -9,11 +9,18 @@ from runner.report.findings import ReportIndex
 from runner.results.comparisons import PRIMARY_METRICS
 
 
-def method_section(idx: ReportIndex, scaled: bool = False) -> list[str]:
+def method_section(idx: ReportIndex, scaled: bool = False, brief: bool = False) -> list[str]:
+    """The method, or (``brief``: a sweep included in another's report, whose method it
+    shares) only what depends on this sweep: its baseline and its seeds' MDD."""
     ns = [idx.n_jobs(c) for c in idx.cells]
     n_min = min(ns)
     at_n = (f"at n = {n_min} the MDD is {stats.mdd_factor(n_min) / n_min ** 0.5:.3f} sd(Δ)"
             if n_min >= 2 else "no MDD below two seeds")
+    if brief:
+        return ["## Method", "",
+                f"As in the report this sweep is included in, with its own baseline: each "
+                f"cell is paired by seed with `{idx.baseline}` at its defaults (same "
+                f"workload, horizon, k, non-policy parameters and embedder); {at_n}.", ""]
     timing = ", ".join(m.name for m in METRICS.values() if m.timing) or "none"
     return [
         "## Method", "",
