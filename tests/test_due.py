@@ -3,16 +3,18 @@ at every add, its removals must be exactly those of a check of every live row.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
 from memcore.columns import Columns
-from memcore.policies.base import Removal, Removals
+from memcore.policies.base import Policy, Removal, Removals
 from memcore.policies.due import DueSchedule
 from memcore.policies.ebbinghaus import Ebbinghaus
 from runner.job.run import run_job
+from runner.spec.jobspec import JobSpec
 from runner.spec.resolve import make_spec
 
 
@@ -31,6 +33,26 @@ def as_lists(removals: Removals) -> tuple[list[int], list[float]]:
     return removals.rows.tolist(), np.asarray(removals.scores).tolist()
 
 
+def check_every_add(monkeypatch: pytest.MonkeyPatch, cls: type[Policy],
+                    want: Callable[[Any, Columns, int], tuple[list[int], list[float]]],
+                    spec: JobSpec) -> int:
+    """Run ``spec`` with ``cls.on_add`` checked against ``want`` (the full check, from
+    the same columns) at every add; the number of rows removed."""
+    removed = []
+    original = cls.on_add
+
+    def on_add(self: Any, cols: Columns, row: int, now: int) -> Any:
+        expected = want(self, cols, now)
+        got = original(self, cols, row, now)
+        assert as_lists(got) == expected
+        removed.append(len(expected[0]))
+        return got
+
+    monkeypatch.setattr(cls, "on_add", on_add)
+    run_job(spec)
+    return sum(removed)
+
+
 @pytest.mark.parametrize(("workload", "policy", "params"), [
     ("contradiction", "ebbinghaus", ()),
     ("contradiction", "ebbinghaus", (("policy.tau", "30"),)),
@@ -46,19 +68,8 @@ def test_scheduled_removals_equal_a_check_of_every_row(
     its removals: the schedule must give, at every add of a whole job (supersession,
     pins, a budget's removals and compactions included), the rows and scores a check
     of every row gives."""
-    checked = []
-    original = Ebbinghaus.on_add
-
-    def on_add(self: Ebbinghaus, cols: Columns, row: int, now: int) -> Any:
-        want = every_row(self, cols, now)
-        got = original(self, cols, row, now)
-        assert as_lists(got) == want
-        checked.append(len(want[0]))
-        return got
-
-    monkeypatch.setattr(Ebbinghaus, "on_add", on_add)
-    run_job(make_spec(workload, policy, 1, params=params))
-    assert sum(checked) > 50  # the case prunes, often
+    spec = make_spec(workload, policy, 1, params=params)
+    assert check_every_add(monkeypatch, Ebbinghaus, every_row, spec) > 50  # it prunes, often
 
 
 def test_the_bound_is_early_and_close() -> None:
@@ -86,20 +97,12 @@ def test_last_write_wins_checks_only_the_new_entrys_slot(
     entry's slot must remove, at every add, what a check of every row removes."""
     from memcore.policies.last_write_wins import LastWriteWins
 
-    checked = []
-    original = LastWriteWins.on_add
+    def superseded(_: Any, cols: Columns, now: int) -> tuple[list[int], list[float]]:
+        gone = np.flatnonzero(cols.live[: cols.n] & cols.superseded[: cols.n])
+        return gone.tolist(), [0.0] * len(gone)
 
-    def on_add(self: LastWriteWins, cols: Columns, row: int, now: int) -> Any:
-        n = cols.n
-        want = np.flatnonzero(cols.live[:n] & cols.superseded[:n]).tolist()
-        got = original(self, cols, row, now)
-        assert as_lists(got)[0] == want
-        checked.append(len(want))
-        return got
-
-    monkeypatch.setattr(LastWriteWins, "on_add", on_add)
-    run_job(make_spec(workload, policy, 1, params=params))
-    assert sum(checked) > 50
+    spec = make_spec(workload, policy, 1, params=params)
+    assert check_every_add(monkeypatch, LastWriteWins, superseded, spec) > 50
 
 
 @pytest.mark.parametrize(("workload", "policy", "params"), [
@@ -117,16 +120,9 @@ def test_learned_forget_reads_only_the_rows_that_can_be_due(
     at every add, what reading every live row removes."""
     from memcore.policies.learned_forget import LearnedForget
 
-    checked = []
-    original = LearnedForget.on_add
+    def read_every_row(policy: LearnedForget, cols: Columns, now: int
+                       ) -> tuple[list[int], list[float]]:
+        return as_lists(policy.every_row(cols, now))
 
-    def on_add(self: LearnedForget, cols: Columns, row: int, now: int) -> Any:
-        got = original(self, cols, row, now)
-        want = as_lists(self.every_row(cols, now))
-        assert as_lists(got) == want
-        checked.append(len(want[0]))
-        return got
-
-    monkeypatch.setattr(LearnedForget, "on_add", on_add)
-    run_job(make_spec(workload, policy, 1, params=params))
-    assert sum(checked) > 50
+    spec = make_spec(workload, policy, 1, params=params)
+    assert check_every_add(monkeypatch, LearnedForget, read_every_row, spec) > 50
