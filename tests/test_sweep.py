@@ -161,6 +161,22 @@ def test_auto_executor_rule() -> None:
     assert choose_executor("inline", None, big) == "inline"
 
 
+def test_the_work_estimate_is_the_benchmarks() -> None:
+    """Prevents ``--executor auto`` and Ray's batch sizes from working on stale job
+    costs: each workload's estimate is within 25% of its median job seconds in the last
+    ``benchmarks/bench_sweep.py`` run (benchmarks/results.json)."""
+    import json
+
+    from runner.sweep.run import JOB_SECONDS
+
+    root = Path(__file__).resolve().parent.parent
+    sweep = json.loads((root / "benchmarks" / "results.json").read_text())["sweep"]["result"]
+    medians = sweep["runs"][-1]["median_job_s"]
+    assert set(medians) == set(JOB_SECONDS)
+    for workload, seconds in medians.items():
+        assert abs(JOB_SECONDS[workload] - seconds) <= 0.25 * seconds, workload
+
+
 def _run(tmp: Path, spec: SweepSpec = TINY, overwrite: str = "failed") -> None:
     run_sweep(prepare(spec, expand(spec), tmp, executor="inline", overwrite=overwrite))
 

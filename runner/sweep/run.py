@@ -39,15 +39,23 @@ JOB_ATTEMPTS = 3
 
 # Below this much estimated work, Ray's ~5 s start-up costs more than it saves.
 INLINE_BELOW_S = 20.0
-JOB_SECONDS_AT_DEFAULT_HORIZON = 0.25
+# A job's seconds at its workload's default horizon: the per-workload medians of
+# README's sweep over every default policy, 2 workers on 2 cores (`python -m
+# benchmarks.bench_sweep`, benchmarks/results.json; tests/test_sweep.py keeps them in
+# step), and a guess for any other workload.
+JOB_SECONDS = {"contradiction": 0.16, "contradiction.retrievable": 0.15, "lifecycle": 0.27,
+               "lifecycle.bursty": 0.38, "lifecycle.durable_heavy": 0.6,
+               "lifecycle.high_freq_skew": 0.43, "lifecycle.recency_biased": 0.28}
+OTHER_JOB_SECONDS = 0.5
 
 
 def estimated_seconds(jobs: list[JobSpec]) -> float:
-    """Rough work estimate: a job costs ~0.25 s per default horizon of its workload."""
+    """Rough work estimate: a job costs its workload's ``JOB_SECONDS`` per default
+    horizon."""
     from workloads import WORKLOADS
 
-    return sum(JOB_SECONDS_AT_DEFAULT_HORIZON * j.horizon / WORKLOADS[j.workload].default_horizon
-               for j in jobs)
+    return sum(JOB_SECONDS.get(j.workload, OTHER_JOB_SECONDS) * j.horizon
+               / WORKLOADS[j.workload].default_horizon for j in jobs)
 
 
 def choose_executor(requested: str, address: str | None, jobs: list[JobSpec]) -> str:
