@@ -66,3 +66,31 @@ def test_empty_input() -> None:
     empty = np.zeros(0, dtype=np.int64)
     assert table.lookup(STRENGTH, empty, np.zeros(0), empty.astype(bool),
                         empty.astype(bool)).shape == (0,)
+
+
+def test_the_table_is_computed_on_one_torch_thread(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Prevents a learned_forget job from stalling for seconds on a busy machine (and
+    its values from depending on the caller's thread count): the table's sigmoid over
+    every combination and age is far above torch's grain size, so with more threads it
+    entered an OpenMP region that waited on a core another process held. Both the build
+    and the direct pass must run on one thread, and the caller's count come back."""
+    net = shipped_forget_net()
+    seen: list[int] = []
+    predict = net.predict
+
+    def spy(x: torch.Tensor, k: int) -> torch.Tensor:
+        seen.append(torch.get_num_threads())
+        return predict(x, k)
+
+    monkeypatch.setattr(net, "predict", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        table = ForgetTable(net)
+        table.lookup(STRENGTH, *_inputs(3, 100, 50))  # the build
+        table.lookup(LOG_RETENTION, np.array([AGE_CAP + 1]), np.array([0.5]),
+                     np.array([False]), np.array([True]))  # the direct pass
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert len(seen) == 3 and set(seen) == {1}

@@ -14,6 +14,12 @@ built, in which order, or by which earlier job in the process. (A direct forward
 value for an entry depends, in its last bits, on the entry's position in the batch.)
 Ages at or past ``AGE_CAP``, or more than ``MAX_IMPORTANCES`` distinct importances,
 fall back to the direct forward pass.
+
+Both run on one torch thread. The table's elementwise ops (the sigmoid over every
+combination and age) are far above torch's grain size, so with more threads they
+enter an OpenMP region: on a busy machine (the inline executor beside another
+process) a job waited seconds on it, and a split over threads could move the
+boundaries the vectorized kernel works in.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import numpy as np
 import torch
 
 from memcore.learned.forget_net import LOG_RETENTION, STRENGTH, ForgetNet, forget_features
+from memcore.minilm import one_torch_thread
 
 AGE_CAP = 1 << 14
 MAX_IMPORTANCES = 64
@@ -46,7 +53,7 @@ class ForgetTable:
         flags = np.repeat(np.arange(n_combos) % _FLAGS, width)
         x = forget_features(age, np.repeat(importances, _FLAGS * width), flags >= 2,
                             flags % 2 == 1)
-        with torch.inference_mode():
+        with one_torch_thread(), torch.inference_mode():
             xt = torch.from_numpy(x)
             strength = self.net.predict(xt, STRENGTH).sigmoid_().numpy()
             log_r = self.net.predict(xt, LOG_RETENTION).numpy()
@@ -119,7 +126,7 @@ class ForgetTable:
     def _direct(self, output: int, age: np.ndarray, importance: np.ndarray,
                 superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
         x = forget_features(age, importance, superseded, slotted)
-        with torch.inference_mode():
+        with one_torch_thread(), torch.inference_mode():
             out = self.net.predict(torch.from_numpy(x), output)
             if output == STRENGTH:
                 out = out.sigmoid_()
