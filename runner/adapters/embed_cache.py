@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memcore.minilm import one_torch_thread
+from memcore.torch_threads import one_torch_thread
 
 
 class CachedEmbed:
