@@ -173,9 +173,15 @@ class Columns(ColumnArrays):
         """``weights @ self.dense(dims)`` for rows ``[0, n)``, summed sparsely: each row
         adds its terms in the order of ``dims`` (``np.add.at`` adds in index order),
         starting from 0, with no fused multiply-add, so the same on every CPU."""
-        out = np.zeros(self.n)
-        add_postings(out, [self.postings(d) for d in dims.tolist()], weights)
-        return out
+        lists = [self.postings(d) for d in dims.tolist()]
+        if not lists:
+            return np.zeros(self.n)
+        rows = np.concatenate([r for r, _ in lists])
+        vals = np.concatenate([v for _, v in lists])
+        # ``np.bincount`` adds each weight to its bin in index order, from 0, as
+        # ``np.add.at`` does (``add_postings``), at a fraction of the cost
+        return np.bincount(rows, vals * np.repeat(weights, [len(r) for r, _ in lists]),
+                           minlength=self.n)
 
     def compact(self) -> np.ndarray:
         """Drop dead rows, keeping order. Returns the old row of each new row."""

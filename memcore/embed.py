@@ -53,29 +53,33 @@ EMBEDDERS: Registry[Callable[[], Embedder]] = Registry("embedder")
 register_embedder = EMBEDDERS.register
 
 
+@lru_cache(maxsize=65536)
+def _bucket(token: str, dim: int) -> int:
+    return fnv1a_32(token.encode("utf-8")) % dim
+
+
+@lru_cache(maxsize=16384)
+def hashing_vector(text: str, dim: int) -> np.ndarray:
+    """The hashing embedder's unit vector of ``text`` in ``dim`` dimensions, read-only,
+    made once per process: texts recur (questions asked daily, repeated chitchat), within
+    a job and across the jobs a worker runs, and the vector depends on nothing else."""
+    vec = np.zeros(dim)
+    counts = Counter(_bucket(tok, dim) for tok in tokenize(text))
+    if counts:
+        for bucket, count in counts.items():
+            vec[bucket] = 1.0 + math.log(count)
+        vec /= math.sqrt(float(vec @ vec))
+    vec.flags.writeable = False
+    return vec
+
+
 @register_embedder("hashing")
 class HashingEmbedder:
     """Bag-of-words hashing embedder (deterministic, no dependencies)."""
 
     def __init__(self, dim: int = 512) -> None:
         self.dim = dim
-        self._bucket = lru_cache(maxsize=65536)(self._bucket_uncached)
-        # Texts recur (questions asked daily, repeated chitchat): embed each once.
-        self.embed = lru_cache(maxsize=16384)(self._embed)  # type: ignore[method-assign]
-
-    def _bucket_uncached(self, token: str) -> int:
-        return fnv1a_32(token.encode("utf-8")) % self.dim
 
     def embed(self, text: str) -> np.ndarray:
         """The unit vector of ``text`` (read-only: it is shared between callers)."""
-        return self._embed(text)
-
-    def _embed(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dim)
-        counts = Counter(self._bucket(tok) for tok in tokenize(text))
-        if counts:
-            for bucket, count in counts.items():
-                vec[bucket] = 1.0 + math.log(count)
-            vec /= math.sqrt(float(vec @ vec))
-        vec.flags.writeable = False
-        return vec
+        return hashing_vector(text, self.dim)

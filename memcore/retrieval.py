@@ -38,6 +38,7 @@ class Ranker:
     TOPK_SAMPLE = 2048  # top_k: the newest rows that give the top-k floor
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
+    QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
 
     def __init__(self, params: StoreParams, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -50,6 +51,7 @@ class Ranker:
         self._rec_now: int | None = None
         self._rec_n = 0
         self._kept = KeptRelevance()
+        self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def rows_moved(self) -> None:
         """The columns were compacted: the kept recencies and relevances no longer line up."""
@@ -62,11 +64,22 @@ class Ranker:
         A sparse query (at most ``SPARSE_DIMS`` non-zero dimensions: the hashing
         embedder's) is summed over its dimensions' posting lists (``Columns.dot``: the
         same on every CPU); a dense one is one BLAS product, as it always was."""
-        q = self.embedder.embed(text)
-        nz = np.flatnonzero(q)
+        nz, weights = self._query_dims(text)
         if len(nz) > self.SPARSE_DIMS:
-            return q[nz] @ cols.dense(nz)
-        return cols.dot(nz, q[nz])
+            return weights @ cols.dense(nz)
+        return cols.dot(nz, weights)
+
+    def _query_dims(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The non-zero dimensions of ``text``'s vector and their values, kept per text
+        (questions recur)."""
+        kept = self._dims_of.get(text)
+        if kept is None:
+            if len(self._dims_of) >= self.QUERY_TEXTS_KEPT:
+                self._dims_of.clear()
+            q = self.embedder.embed(text)
+            nz = np.flatnonzero(q)
+            kept = self._dims_of[text] = (nz, q[nz])
+        return kept
 
     def relevance_many(self, cols: Columns, texts: list[str]) -> np.ndarray:
         """``relevance`` of each text, as one ``(len(texts), n)`` matrix (the same numbers):
@@ -148,15 +161,18 @@ class Ranker:
         """The rows of the ``k`` highest scores (``0 < k`` <= live rows), best first, a tie
         going to the newer row."""
         n = len(score)
-        cand = np.arange(n)
         if n > 2 * self.TOPK_SAMPLE:
             # The k-th best of the newest rows bounds the k-th best of all from below:
             # partition only the rows that reach it (same result).
             sample = score[n - self.TOPK_SAMPLE:]
             floor = np.partition(sample, len(sample) - k)[len(sample) - k]
             cand = np.flatnonzero(score >= floor)
-        if k < len(cand):
-            sub = score[cand]
-            kth = np.partition(sub, len(sub) - k)[len(sub) - k]
-            cand = cand[sub >= kth]
+            if k < len(cand):
+                sub = score[cand]
+                kth = np.partition(sub, len(sub) - k)[len(sub) - k]
+                cand = cand[sub >= kth]
+        elif k < n:
+            cand = np.flatnonzero(score >= np.partition(score, n - k)[n - k])
+        else:
+            cand = np.arange(n)
         return cand[np.lexsort((-cand, -score[cand]))][:k]

@@ -68,8 +68,10 @@ class MemoryStore(Bookkeeping):
         relevance = self.relevance(text)
         score = self._ranker.scores(cols, self.policy, now, relevance)
         order = self._ranker.top_k(score, k)
-        hits = [Hit(int(cols.eid[r]), int(cols.obs_id[r]), cols.texts[r], float(score[r]))
-                for r in order]
+        texts = cols.texts
+        hits = [Hit(e, o, texts[r], s) for e, o, r, s in zip(
+            cols.eid[order].tolist(), cols.obs_id[order].tolist(), order.tolist(),
+            score[order].tolist(), strict=True)]
         cols.last_access[order] = now
         cols.access_count[order] += 1
         if self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]),

@@ -54,6 +54,8 @@ class DayStream:
         self.written: dict[str, int] = {}  # slot -> day its current value was written
         self.captured: list[Fact] = []  # durable facts in capture order
         self.valid_until: dict[str, int] = {}  # ephemeral slot -> last valid day
+        # slot -> ((value, values it held), the values it held before ``value``)
+        self._stale: dict[str, tuple[tuple[str, int], frozenset[str]]] = {}
 
     def _write(self, fact: Fact, value: str, t: int) -> None:
         self.current[fact.slot] = value
@@ -117,9 +119,16 @@ class DayStream:
         recent = ephemeral or t - self.written[slot] < self.p.recent_days
         text = fact.fill(self.rng.choice(fact.attr.questions))
         return Query(t, _capitalize(text), QueryTruth(
-            slot, value, frozenset(self.history[slot] - {value}),
-            "recent" if recent else "durable",
-        ))
+            slot, value, self.stale(slot, value), "recent" if recent else "durable"))
+
+    def stale(self, slot: str, value: str) -> frozenset[str]:
+        """The values ``slot`` held before its current ``value``, made once per write
+        (a fact is asked about many times between writes)."""
+        key = (value, len(self.history[slot]))  # a slot's history only grows
+        kept = self._stale.get(slot)
+        if kept is None or kept[0] != key:
+            kept = self._stale[slot] = (key, frozenset(self.history[slot] - {value}))
+        return kept[1]
 
     def pick(self, pool: list[Fact]) -> Fact:
         """The fact a question asks about, from its pool (uniform)."""
@@ -154,8 +163,9 @@ class DayStream:
             targets += [self.hot] * p.hot_per_day
         n_questions = p.burst_questions if burst else rng.randint(p.questions_min,
                                                                    p.questions_max)
+        # nothing a question draws changes the pools: made once a day
+        recent = self.recent_pool(t) if n_questions else []
         for _ in range(n_questions):
-            recent = self.recent_pool(t)
             if rng.random() < p.p_recent_question:
                 pool = recent or self.captured
             else:

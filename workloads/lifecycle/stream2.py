@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import accumulate
 
 from workloads.events import Observe, Query
 from workloads.lifecycle.params import LifecycleParams
@@ -64,10 +65,19 @@ class DayStream2(DayStream):
         facts = [f for day in sorted(self.schedule) for f in self.schedule[day]]
         n_rare = round(p.rare_share * len(facts))
         self.rare = frozenset(f.slot for f in rng.sample(facts, n_rare))
+        self._captured_people: tuple[int, list[Fact]] = (0, [])
+        self._cum_weights: tuple[list[Fact], int, list[float]] = ([], 0, [])
+
+    def _people(self) -> list[Fact]:
+        """The captured facts about a person, in capture order (``captured`` only grows)."""
+        if self._captured_people[0] != len(self.captured):
+            self._captured_people = (len(self.captured),
+                                     [f for f in self.captured if f.entity in PEOPLE])
+        return self._captured_people[1]
 
     def noise(self, t: int) -> Observe:
         rng = self.rng
-        people = [f for f in self.captured if f.entity in PEOPLE]
+        people = self._people()
         if people and rng.random() < self.p.p_interfere:
             fact = rng.choice(people)
             asker = rng.choice([p for p in PEOPLE if p != fact.entity])
@@ -77,8 +87,14 @@ class DayStream2(DayStream):
         return super().noise(t)
 
     def pick(self, pool: list[Fact]) -> Fact:
-        weights = [self.p.rare_weight if f.slot in self.rare else 1.0 for f in pool]
-        return self.rng.choices(pool, weights)[0]
+        # ``choices(pool, weights)`` accumulates the weights, then draws as with these
+        # cumulative weights: the same draw, the sums made once per pool
+        kept = self._cum_weights
+        if kept[0] is not pool or kept[1] != len(pool):
+            cum = list(accumulate(self.p.rare_weight if f.slot in self.rare else 1.0
+                                  for f in pool))
+            kept = self._cum_weights = (pool, len(pool), cum)
+        return self.rng.choices(pool, cum_weights=kept[2])[0]
 
     def question(self, fact: Fact, t: int) -> Query:
         q = super().question(fact, t)
