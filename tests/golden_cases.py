@@ -56,3 +56,47 @@ def compute_case(policy: str, case: dict[str, Any]) -> dict[str, Any]:
 
 def policies() -> list[str]:
     return sorted(POLICIES)
+
+
+# Every current workload's stream, seeds 0 and 1 at its default horizon, as one digest
+# each (the event, its time, text and meta, and its whole truth): a faster generator must
+# draw the same streams.
+STREAM_SEEDS = (0, 1)
+
+
+def stream_workloads() -> list[str]:
+    from workloads import WORKLOADS
+
+    return sorted(n for n in WORKLOADS.builtin_names() if "@" not in n
+                  and n.split(".")[0] in ("contradiction", "lifecycle"))
+
+
+def stream_digest(workload: str, seed: int) -> str:
+    """SHA-256 of the stream's events in order, every field written out (a stale set
+    sorted, so the digest does not depend on the process's string hashing)."""
+    import hashlib
+
+    from workloads import WORKLOADS, Observe, Query
+
+    w = WORKLOADS[workload]
+    h = hashlib.sha256()
+    for ev in w.events(seed, w.default_horizon, w.Params()):
+        if isinstance(ev, Observe):
+            line = (f"O|{ev.t}|{ev.text}|{sorted(ev.meta.items())}|{ev.truth.slot}|"
+                    f"{ev.truth.value}|{ev.truth.kind}")
+        elif isinstance(ev, Query):
+            line = (f"Q|{ev.t}|{ev.text}|{ev.truth.slot}|{ev.truth.value}|"
+                    f"{sorted(ev.truth.stale)}|{ev.truth.category}")
+        else:
+            line = f"T|{ev.t}"
+        h.update(line.encode() + b"\n")
+    return h.hexdigest()
+
+
+def streams_path() -> Path:
+    return GOLDEN_DIR / "streams.json"
+
+
+def compute_streams() -> dict[str, str]:
+    return {f"{w} {seed}": stream_digest(w, seed) for w in stream_workloads()
+            for seed in STREAM_SEEDS}
