@@ -19,10 +19,9 @@ from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
 from memcore.forget_log import ForgetLog, make_batch
-from memcore.importance import text_importance
+from memcore.importance import text_cost
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
-from memcore.text import whitespace_tokens
 
 
 def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
@@ -62,6 +61,8 @@ class Bookkeeping:
         self.live_tokens = 0
         self.peak_size = 0
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
+        self._budgeted = bool(p.budget or p.budget_tokens)
+        self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
 
     def _log_keep(self) -> int | None:
         keep = self.params.log_keep
@@ -105,22 +106,32 @@ class Bookkeeping:
         cols.eid[row] = eid
         cols.obs_id[row] = obs
         cols.turn[row] = t
-        cols.importance[row] = text_importance(text)
+        importance, ntok = text_cost(text)
+        cols.importance[row] = importance
         cols.slot[row] = sid
-        cols.ntok[row] = whitespace_tokens(text)
+        cols.ntok[row] = ntok
         cols.last_access[row] = t
-        cols.tags[row] = cols.tag_mask(parse_tags(meta))
+        cols.tags[row] = self._tag_mask(meta)
         cols.texts[row] = text
         if sid >= 0:
             self._slot_head[sid] = row
         self._row_of_obs[obs] = row
-        self.live_tokens += int(cols.ntok[row])
+        self.live_tokens += ntok
         self._apply(self.policy.on_add(cols, row, t), t)
-        if self.params.budget or self.params.budget_tokens:
+        if self._budgeted:
             self._apply(self._over_budget(t), t)
         self.peak_size = max(self.peak_size, cols.n_live)
         self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
+
+    def _tag_mask(self, meta: Mapping[str, str] | None) -> int:
+        """The tag bits of an observation's meta, kept per raw ``tags`` string (a tag's
+        bit never changes once given)."""
+        raw = meta.get("tags", "") if meta else ""
+        mask = self._tag_masks.get(raw)
+        if mask is None:
+            mask = self._tag_masks[raw] = self.cols.tag_mask(parse_tags(meta))
+        return mask
 
     def _over_budget(self, now: int) -> Removal | None:
         """The uniform budget: while the store holds more than ``budget`` entries or
@@ -164,10 +175,15 @@ class Bookkeeping:
             return False
         cols = self.cols
         rows = batch[0].rows if len(batch) == 1 else np.concatenate([r.rows for r in batch])
-        if not cols.live[rows].all():
-            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-        if len(rows) > 1 and len(np.unique(rows)) < len(rows):
-            raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
+        if len(rows) == 1:  # the usual: one row, checked without array temporaries
+            if not cols.live[rows[0]]:
+                raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+        else:
+            if not cols.live[rows].all():
+                raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+            if len(np.unique(rows)) < len(rows):
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} asked to remove an entry twice")
         for removal in batch:
             self._remove(removal, now)
         if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
@@ -176,23 +192,28 @@ class Bookkeeping:
 
     def _remove(self, removal: Removal, now: int) -> None:
         cols = self.cols
-        rows = removal.rows
+        rows = np.asarray(removal.rows, dtype=np.int64)  # (fancy indexing copies)
+        at = rows.tolist()
+        texts = cols.texts
+        obs_id = cols.obs_id[rows]
         batch = make_batch(
-            eid=cols.eid[rows].copy(), obs_id=cols.obs_id[rows].copy(), reason=removal.reason,
+            eid=cols.eid[rows], obs_id=obs_id, reason=removal.reason,
             score=np.asarray(removal.scores, dtype=np.float64), turn=now,
-            age=now - cols.turn[rows], last_access=cols.last_access[rows].copy(),
-            texts=[cols.texts[r] for r in rows], merged_into=removal.merged_into,
+            age=now - cols.turn[rows], last_access=cols.last_access[rows],
+            texts=[texts[r] for r in at], merged_into=removal.merged_into,
         )
         self.forget_log.add(batch)
         self.backend.on_remove(batch)
         cols.live[rows] = False
-        cols.n_live -= len(rows)
-        self.live_tokens -= int(cols.ntok[rows].sum())
-        for r in rows.tolist():
-            del self._row_of_obs[int(cols.obs_id[r])]
-            sid = int(cols.slot[r])
-            if sid >= 0 and self._slot_head.get(sid) == r:
-                del self._slot_head[sid]
+        cols.n_live -= len(at)
+        ntok, slot = cols.ntok, cols.slot
+        row_of_obs, slot_head = self._row_of_obs, self._slot_head
+        for r, o in zip(at, obs_id.tolist(), strict=True):
+            self.live_tokens -= int(ntok[r])
+            del row_of_obs[o]
+            sid = int(slot[r])
+            if sid >= 0 and slot_head.get(sid) == r:
+                del slot_head[sid]
 
     def _compact(self) -> None:
         """Drop the dead rows; every map from rows follows them."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from memcore.text import tokenize
+from memcore.text import tokenize, whitespace_tokens
 
 SALIENT = frozenset(
     "prefers favorite always never allergic birthday deadline password lives works "
@@ -22,3 +22,10 @@ def heuristic_importance(tokens: list[str]) -> float:
 def text_importance(text: str) -> float:
     """``heuristic_importance`` of ``text``'s tokens, once per text (texts recur)."""
     return heuristic_importance(tokenize(text))
+
+
+@lru_cache(maxsize=16384)
+def text_cost(text: str) -> tuple[float, int]:
+    """``text``'s importance and its token count (``whitespace_tokens``): what an entry
+    of that text costs and is worth, once per text."""
+    return text_importance(text), whitespace_tokens(text)

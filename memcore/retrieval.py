@@ -39,6 +39,7 @@ class Ranker:
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
     QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
+    REC_TABLE_MAX = 1 << 22  # recencies of ages below this come from a table
 
     def __init__(self, params: StoreParams, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -50,6 +51,7 @@ class Ranker:
         self._rec = np.empty(0)
         self._rec_now: int | None = None
         self._rec_n = 0
+        self._rec_table = np.empty(0)  # recency_base ** age for ages 0, 1, ...
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -95,12 +97,25 @@ class Ranker:
         """``recency_base ** (now - turn)`` of rows ``[0, n)``, kept for the rows already
         computed at this ``now`` (several queries of one day, adds between them)."""
         n = cols.n
-        if self._rec_now != now or len(self._rec) < cols.capacity:
+        if len(self._rec) < cols.capacity:
             self._rec = np.empty(cols.capacity)
+            self._rec_now = None
+        if self._rec_now != now:
             self._rec_now, self._rec_n = now, 0
         done = self._rec_n
         if done < n:
-            np.exp((now - cols.turn[done:n]) * self._log_base, out=self._rec[done:n])
+            age = now - cols.turn[done:n]
+            # the recency of an age is the same number wherever it is computed: from a
+            # table of ages 0, 1, 2, ... (as unsigned, a negative age is out of range)
+            top = int(age.view(np.uint64).max())
+            table = self._rec_table
+            if len(table) <= top < self.REC_TABLE_MAX:
+                size = max(1024, 1 << top.bit_length())
+                table = self._rec_table = np.exp(np.arange(size) * self._log_base)
+            if top < len(table):
+                np.take(table, age, out=self._rec[done:n])
+            else:
+                np.exp(age * self._log_base, out=self._rec[done:n])
             self._rec_n = n
         return self._rec[:n]
 

@@ -88,12 +88,17 @@ class DueSchedule:
         if not watch:
             return np.zeros(0, dtype=np.int64)
         n = cols.n
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
         eids = np.fromiter(watch, dtype=np.int64, count=len(watch))
-        rows = np.searchsorted(cols.eid[:n], eids)
-        found = rows < n
-        found[found] = cols.eid[rows[found]] == eids[found]
-        found[found] = cols.live[rows[found]]
-        for eid in eids[~found].tolist():  # removed (or never removable): done with them
-            watch.discard(eid)
-            self._superseded.discard(eid)
-        return np.sort(rows[found])
+        # rows keep entry-id order: an entry's row is where its id sorts (one past the
+        # last row for an id newer than every row's, compared at the last row instead)
+        rows = np.minimum(np.searchsorted(cols.eid[:n], eids), n - 1)
+        found = (cols.eid[rows] == eids) & cols.live[rows]
+        if not found.all():
+            for eid in eids[~found].tolist():  # removed, or never removable: done
+                watch.discard(eid)
+                self._superseded.discard(eid)
+            rows = rows[found]
+        rows.sort()
+        return rows
