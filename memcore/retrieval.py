@@ -164,7 +164,8 @@ class Ranker:
         m, n = score.shape
         sample = score[:, max(0, n - self.TOPK_SAMPLE_MANY):]
         s = sample.shape[1]
-        floor = np.partition(sample, s - k, axis=1)[:, s - k]
+        floor = (np.partition(sample, s - k, axis=1)[:, s - k] if k <= s
+                 else np.full(m, -np.inf))
         query, rows = np.nonzero(score >= floor[:, None])
         # by query, then best first, then the newer row first
         order = np.lexsort((-rows, -score[query, rows], query))
@@ -176,7 +177,7 @@ class Ranker:
         """The rows of the ``k`` highest scores (``0 < k`` <= live rows), best first, a tie
         going to the newer row."""
         n = len(score)
-        if n > 2 * self.TOPK_SAMPLE:
+        if n > 2 * self.TOPK_SAMPLE and k <= self.TOPK_SAMPLE:
             # The k-th best of the newest rows bounds the k-th best of all from below:
             # partition only the rows that reach it (same result).
             sample = score[n - self.TOPK_SAMPLE:]

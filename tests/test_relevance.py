@@ -87,16 +87,48 @@ def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction
 
 def test_top_k_many_is_top_k_row_by_row_ties_included() -> None:
     """Prevents a batched top-k that orders ties differently from one query's: equal
-    scores go to the newer row in both."""
+    scores go to the newer row in both (and a k past the sample of newest rows)."""
     rng = np.random.default_rng(2)
     ranker = Ranker(StoreParams(), HashingEmbedder())
     for n in (5, 40, 300, 5000):
         score = np.round(rng.random((9, n)), 1)  # many ties
         score[:, ::7] = -np.inf
-        for k in (1, 5):
+        for k in (1, 5, *((257,) if n > 300 else ())):
             many = ranker.top_k_many(score, k)
             for i in range(len(score)):
                 assert many[i].tolist() == ranker.top_k(score[i].copy(), k).tolist()
+
+
+def test_top_k_is_the_full_sort_ties_included() -> None:
+    """Prevents a shortcut in top_k (the newest rows' floor, the partition of small
+    scores) from dropping or reordering a row: it equals sorting every row by score,
+    the newer row first on a tie, at sizes on both sides of its sample."""
+    rng = np.random.default_rng(3)
+    ranker = Ranker(StoreParams(), HashingEmbedder())
+    for n in (1, 5, 40, 300, 4096, 4097, 9000):
+        score = np.round(rng.random(n), 2)
+        score[::5] = -np.inf
+        for k in (1, 5, n):
+            rows = np.arange(n)
+            want = rows[np.lexsort((-rows, -score))][:k]
+            assert ranker.top_k(score, k).tolist() == want.tolist(), (n, k)
+
+
+def test_recency_from_its_table_is_the_exp_of_each_age() -> None:
+    """Prevents the table of recencies by age from giving another number than
+    ``recency_base ** age`` computed as ever (np.exp of age · ln base), for ages the
+    table holds, ages past it (it grows), a negative age and one too large to tabulate
+    (computed directly)."""
+    ranker = Ranker(StoreParams(), HashingEmbedder())
+    cols = Columns(512)
+    turns = [0, 3, 3, 900, 1023, 1024, 2999, 5000, -7, 7000]
+    for t in turns:
+        cols.turn[cols.append(HashingEmbedder().embed(f"w{t}"))] = t
+    log_base = np.log(StoreParams().recency_base)
+    for now in (0, 1024, 5000, 7000, 5000 + Ranker.REC_TABLE_MAX):
+        want = np.exp((now - cols.turn[: cols.n]) * log_base)
+        got = ranker._recency(cols, now)
+        assert np.array_equal(got, want), now
 
 
 def _store(policy: str) -> MemoryStore:
