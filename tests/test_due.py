@@ -126,3 +126,34 @@ def test_learned_forget_reads_only_the_rows_that_can_be_due(
 
     spec = make_spec(workload, policy, 1, params=params)
     assert check_every_add(monkeypatch, LearnedForget, read_every_row, spec) > 50
+
+
+@pytest.mark.parametrize(("workload", "params"), [
+    ("contradiction", ()),
+    ("lifecycle", ()),
+    ("lifecycle", (("store.budget", "300"),)),
+])
+def test_learned_forget_strength_from_one_gather_equals_the_live_rows_lookup(
+        monkeypatch: pytest.MonkeyPatch, workload: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents a ranking strength that differs from the network's table answers for the
+    live rows: at every query of whole jobs (dead rows awaiting compaction, a budget's
+    removals and compactions included), the one gather over every row equals the lookup
+    of the live rows only, dead rows at 1, bit for bit."""
+    from memcore.policies.learned_forget import LearnedForget
+
+    original = LearnedForget.strength
+    calls = []
+
+    def strength(self: LearnedForget, cols: Columns, now: int) -> np.ndarray:
+        got = original(self, cols, now)
+        rows, live = self._predict(cols, now, self._k_strength)
+        want = np.ones(cols.n)
+        want[rows] = live
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        calls.append(cols.n_live < cols.n)
+        return got
+
+    monkeypatch.setattr(LearnedForget, "strength", strength)
+    run_job(make_spec(workload, "learned_forget", 2, params=params))
+    assert len(calls) > 100 and any(calls)  # asked often, with dead rows among them

@@ -24,6 +24,8 @@ boundaries the vectorized kernel works in.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 import torch
 
@@ -45,7 +47,9 @@ class ForgetTable:
         self.importances = np.zeros(0, dtype=np.float32)  # sorted
         self.width = 0
         self.tables = np.zeros((2, 0, 0), dtype=np.float32)  # [output, combo, age]
-        self._below: dict[tuple[int, float], np.ndarray] = {}  # next_below's, per build
+        self._importance_list: list[float] = []
+        # next_below's ages below a threshold, per combination and threshold, per build
+        self._below: dict[tuple[int, float], list[int]] = {}
 
     def _build(self, importances: np.ndarray, width: int) -> None:
         n_combos = len(importances) * _FLAGS
@@ -59,6 +63,7 @@ class ForgetTable:
             log_r = self.net.predict(xt, LOG_RETENTION).numpy()
         self.tables = np.stack([strength, log_r]).reshape(2, n_combos, width)
         self.importances, self.width = importances, width
+        self._importance_list = importances.tolist()  # the same, as exact Python floats
         self._below = {}
 
     def _ensure(self, importance: np.ndarray, max_age: int) -> bool:
@@ -89,14 +94,16 @@ class ForgetTable:
         """The first age from ``age`` on whose log-retention in the table is below
         ``log_threshold``, for an entry of a held ``importance``; the table's width if
         none within it is (the caller asks again from there)."""
-        combo = (int(np.searchsorted(self.importances, importance)) * _FLAGS
+        # bisect on exact Python floats and ints: np.searchsorted's answers, per call
+        # without an array round trip (float32 to float keeps every value and its order)
+        combo = (bisect_left(self._importance_list, float(importance)) * _FLAGS
                  + 2 * superseded + slotted)
         ages = self._below.get((combo, float(log_threshold)))
         if ages is None:
-            ages = np.flatnonzero(self.tables[LOG_RETENTION, combo] < log_threshold)
+            ages = np.flatnonzero(self.tables[LOG_RETENTION, combo] < log_threshold).tolist()
             self._below[combo, float(log_threshold)] = ages
-        at = int(np.searchsorted(ages, age))
-        return int(ages[at]) if at < len(ages) else self.width
+        at = bisect_left(ages, age)
+        return ages[at] if at < len(ages) else self.width
 
     def read(self, output: int, age: np.ndarray, importance: np.ndarray,
              superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
@@ -104,6 +111,12 @@ class ForgetTable:
         same values, without checking them again."""
         if len(age) == 0 or int(age.max()) >= self.width:
             return self.lookup(output, age, importance, superseded, slotted)
+        return self.gather(output, age, importance, superseded, slotted)
+
+    def gather(self, output: int, age: np.ndarray, importance: np.ndarray,
+               superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
+        """``read`` for entries the table holds, ages included (the caller has checked
+        both)."""
         combo = np.searchsorted(self.importances, importance.astype(np.float32)) * _FLAGS
         combo += superseded * 2
         combo += slotted

@@ -68,6 +68,10 @@ class DueSchedule:
                 self._superseded.add(int(cols.eid[r]))
         return rows
 
+    def seen_all(self, cols: Columns) -> bool:
+        """Whether every row has been handed out by ``newer_rows``."""
+        return cols.n == 0 or int(cols.eid[cols.n - 1]) <= self._last_eid
+
     def newly_superseded(self, cols: Columns, sid: int) -> list[int]:
         """Rows of slot ``sid`` superseded since they were scheduled, marked as seen."""
         n = cols.n

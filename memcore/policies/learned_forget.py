@@ -153,6 +153,23 @@ class LearnedForget(Policy):
         return Removal(rows[pruned], "learned", np.exp(log_r[pruned].astype(np.float64)))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
+        n = cols.n
+        if self._scheduled and n and self._due.seen_all(cols):
+            # every row's importance is in the table (each was checked when scheduled):
+            # one gather over rows [0, n), a dead row read at age 0 and then set to 1, as
+            # ``_predict`` leaves it; the same values whenever the live rows' ages are in
+            # the table (else ``_predict``, which may grow it)
+            age = now - cols.turn[:n]
+            dead = None if cols.n_live == n else ~cols.live[:n]
+            if dead is not None:
+                age[dead] = 0
+            if int(age.max()) < self._table.width:
+                out = self._table.gather(self._k_strength, age, cols.importance[:n],
+                                         cols.superseded[:n], cols.slot[:n] >= 0
+                                         ).astype(np.float64)
+                if dead is not None:
+                    out[dead] = 1.0
+                return out
         rows, strength = self._predict(cols, now, self._k_strength)
         out = np.ones(cols.n)
         out[rows] = strength
