@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from memcore.embed import HashingEmbedder
 from memcore.policies.base import Policy, Removal
 from memcore.relevance import KeptRelevance
 from memcore.retrieval import Ranker
+from runner.job import run as run_module
 from runner.job.run import _Run, run_job
 from runner.spec.resolve import make_spec
 
@@ -175,40 +178,47 @@ def test_a_policy_that_removes_on_access_must_not_declare_batching() -> None:
         store.retrieve_many(["w1", "w2"], 0, 3)
 
 
+@runtime_checkable
+class _Never(Protocol):
+    def never_offered(self) -> None: ...
+
+
 @pytest.mark.parametrize("workload", ["lifecycle.durable_heavy", "lifecycle.high_freq_skew"])
 @pytest.mark.parametrize("policy", ["keep_all", "lru", "oracle"])
 def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents batching from moving any number: a job whose questions are answered in
-    batches (and judged at once, ``_Run.judge_many``) gives every question the same hits
-    and the job the same metrics (timing aside) as with every question answered and
-    judged alone."""
+    batches (as one matrix of observation ids, judged at once: ``_Run.judge_ids``) gives
+    every question the same hits and the job the same metrics (timing aside) as with
+    every question answered and judged alone (``query`` and ``score_query``)."""
     from runner.metrics import METRICS
 
-    def run() -> tuple[list[list[int]], dict[str, object]]:
+    def run() -> tuple[list[list[int]], dict[str, object], int]:
         seen: list[list[int]] = []
-        judge, judge_many = _Run.judge, _Run.judge_many
+        batches = []
+        judge, judge_ids = _Run.judge, _Run.judge_ids
 
         def spy(self: _Run, ev: object, found: list) -> None:  # type: ignore[type-arg]
             seen.append([h.obs_id for h in found])
             judge(self, ev, found)  # type: ignore[arg-type]
 
-        def spy_many(self: _Run, evs: list, answers: list) -> None:  # type: ignore[type-arg]
-            seen.extend([h.obs_id for h in found] for found in answers)
-            judge_many(self, evs, answers)
+        def spy_ids(self: _Run, evs: list, ids: np.ndarray) -> None:  # type: ignore[type-arg]
+            seen.extend([o for o in row if o >= 0] for row in ids.tolist())
+            batches.append(len(evs))
+            judge_ids(self, evs, ids)
 
         monkeypatch.setattr(_Run, "judge", spy)
-        monkeypatch.setattr(_Run, "judge_many", spy_many)
+        monkeypatch.setattr(_Run, "judge_ids", spy_ids)
         result = run_job(make_spec(workload, policy, 4, 120))
         monkeypatch.setattr(_Run, "judge", judge)
-        monkeypatch.setattr(_Run, "judge_many", judge_many)
+        monkeypatch.setattr(_Run, "judge_ids", judge_ids)
         return seen, {k: None if v != v else v for k, v in result.metrics().items()
-                      if k in METRICS and not METRICS[k].timing}  # (nan as None: comparable)
+                      if k in METRICS and not METRICS[k].timing}, len(batches)
 
     batched = run()
-    monkeypatch.setattr(Policy, "access_reranks", True)
-    for name in POLICIES.builtin_names():
-        monkeypatch.setattr(POLICIES[name], "access_reranks", True)
+    # no memory offers a batch capability now: every question is asked alone
+    monkeypatch.setattr(run_module, "AnswersAsIds", _Never)
+    monkeypatch.setattr(run_module, "AnswersInBatches", _Never)
     alone = run()
-    assert len(batched[0]) > 500
-    assert batched == alone
+    assert len(batched[0]) > 500 and batched[2] > 50 and alone[2] == 0
+    assert batched[:2] == alone[:2]

@@ -5,6 +5,7 @@ through its entry points (``fbench.memories``), the path an outside package take
 from runner.adapters.base import (
     MEMORIES,
     OWN,
+    AnswersAsIds,
     AnswersInBatches,
     Foresees,
     Hit,
@@ -17,6 +18,6 @@ from runner.adapters.base import (
     register_memory,
 )
 
-__all__ = ["MEMORIES", "OWN", "AnswersInBatches", "Foresees", "Hit", "LinksSlots",
+__all__ = ["MEMORIES", "OWN", "AnswersAsIds", "AnswersInBatches", "Foresees", "Hit", "LinksSlots",
            "MemoryAdapter", "MemoryFactory", "MemoryKind", "Prefetches", "TakesTruthHints",
            "register_memory"]

@@ -6,6 +6,9 @@ plus the bookkeeping the metrics read (``holds``, ``size``, ``tokens``,
 capabilities are their own small Protocols, checked with ``isinstance``:
 
 - ``Prefetches``: sees each block of upcoming texts first (a batching embedder);
+- ``AnswersInBatches``: answers the questions of one time in one call;
+- ``AnswersAsIds``: gives those answers as one matrix of observation ids (the harness
+  judges them in array operations, with no ``Hit`` per answer);
 - ``LinksSlots``: tells which slot its extractor gave an observation (diagnostics);
 - ``TakesTruthHints``: is told each observation's true slot (harness-side
   extractors only: memcore's memory never sees ground truth);
@@ -23,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
 
 from fbench.registry import Registry
 from memcore.policies import POLICIES, NoParams, Policy
@@ -92,6 +97,15 @@ class AnswersInBatches(Protocol):
         """What ``[query(t, text, k) for text in texts]`` returns, leaving the memory as
         those calls would: the questions of one time with nothing observed between them
         (answered in one batch where one answer cannot change the next)."""
+        ...
+
+
+@runtime_checkable
+class AnswersAsIds(Protocol):
+    def query_ids(self, t: int, texts: list[str], k: int) -> np.ndarray:
+        """The observation ids of ``query_many(t, texts, k)``'s hits as one int64 matrix,
+        a row per text, best first, -1 past a question's last hit; leaving the memory as
+        ``query_many`` would."""
         ...
 
 

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from memcore import EMBEDDERS, POLICIES, MemoryStore, StoreParams
 from memcore.embed import BatchEmbedder
 from runner.adapters.base import Hit, MemoryKind, store_embedder
@@ -115,11 +117,19 @@ class OracleAdapter(StoreAdapter):
             self._asked[slot].popleft()
         return super().query(t, text, k)
 
-    def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
-        for _ in texts:  # each question is past, as ``query`` moves them on
+    def _asked_now(self, n: int) -> None:
+        """``n`` questions are past, as ``query`` moves each on."""
+        for _ in range(n):
             if self._questions:
                 self._asked[self._questions.popleft()].popleft()
+
+    def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
+        self._asked_now(len(texts))
         return super().query_many(t, texts, k)
+
+    def query_ids(self, t: int, texts: list[str], k: int) -> np.ndarray:
+        self._asked_now(len(texts))
+        return super().query_ids(t, texts, k)
 
 
 def build(policy_params: OracleParams, store_params: StoreParams, vocab: Vocabulary) -> Any:

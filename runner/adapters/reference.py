@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from memcore import EMBEDDERS, EXTRACTORS, Lexicon, MemoryStore, Policy, StoreParams
 from memcore.embed import BatchEmbedder
 from runner.adapters.base import Hit
@@ -35,6 +37,16 @@ class StoreAdapter:
         obs = self.store.cols.obs_id[rows].tolist()
         return [[Hit(o, s) for o, s in zip(os, ss, strict=True)]
                 for os, ss in zip(obs, scores.tolist(), strict=True)]
+
+    def query_ids(self, t: int, texts: list[str], k: int) -> np.ndarray:
+        ranked = self.store.rank_many(texts, t, k)
+        if ranked is not None:
+            return self.store.cols.obs_id[ranked[0]]
+        answers = [self.query(t, text, k) for text in texts]  # one by one
+        ids = np.full((len(texts), max(map(len, answers), default=0)), -1, dtype=np.int64)
+        for i, hits in enumerate(answers):
+            ids[i, : len(hits)] = [h.obs_id for h in hits]
+        return ids
 
     def tick(self, t: int) -> None:
         self.store.tick(t)

@@ -23,6 +23,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from runner.adapters import (
+    AnswersAsIds,
     AnswersInBatches,
     Foresees,
     Hit,
@@ -161,13 +162,31 @@ class _Run:
                                    self.truth_of, self._forgotten(truth.slot), self.k,
                                    self._since(truth.slot, truth.value)))
 
+    def queries_ids(self, batch: AnswersAsIds, evs: list[Query]) -> None:
+        """``queries``, the answers as one matrix of observation ids."""
+        start = time.perf_counter()
+        ids = batch.query_ids(evs[0].t, [ev.text for ev in evs], self.k)
+        each = (time.perf_counter() - start) * 1000.0 / len(evs)
+        for _ in evs:
+            self.latency.add(each)
+        self.judge_ids(evs, ids)
+
     def judge_many(self, evs: list[Query], answers: list[list[Hit]]) -> None:
         """``judge`` for each question, its hits judged against the truth table in array
         operations (the same scores: ``tests/test_relevance.py``)."""
-        width = max(self.k, max(len(found) for found in answers))
+        width = max((len(found) for found in answers), default=0)
         obs = np.full((len(evs), width), -1, dtype=np.int64)
         for i, found in enumerate(answers):
             obs[i, : len(found)] = [h.obs_id for h in found]
+        self.judge_ids(evs, obs)
+
+    def judge_ids(self, evs: list[Query], ids: np.ndarray) -> None:
+        """``judge_many`` of a matrix of hits' observation ids (a row per question, best
+        first, -1 past its last hit)."""
+        width = max(self.k, ids.shape[1])
+        obs = np.full((len(evs), width), -1, dtype=np.int64)
+        obs[:, : ids.shape[1]] = ids
+        retrieved = cast(list[int], (ids >= 0).sum(axis=1).tolist())
         slots = [ev.truth.slot for ev in evs]
         values = [ev.truth.value for ev in evs]
         correct, stale = self.truth_of.judge(obs, slots, values)
@@ -177,7 +196,7 @@ class _Run:
             (correct & (obs >= since[:, None])).sum(axis=1), correct[:, 0],
             correct[:, :5].any(axis=1)))
         for i, ev in enumerate(evs):
-            self.count(ev, QueryScore(len(answers[i]), n_correct[i], n_stale[i], top1[i],
+            self.count(ev, QueryScore(retrieved[i], n_correct[i], n_stale[i], top1[i],
                                       self._forgotten(slots[i]),
                                       top5[i] if self.k >= 5 else None, n_current[i]))
 
@@ -248,6 +267,7 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     handlers = run.handlers
     prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
     batch = memory if isinstance(memory, AnswersInBatches) else None
+    ids = memory if isinstance(memory, AnswersAsIds) else None
     events = iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
@@ -264,11 +284,14 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
                 cp = cps[len(rows)]
                 rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
             end = i + 1
-            if batch is not None and type(ev) is Query:
+            if (batch is not None or ids is not None) and type(ev) is Query:
                 while end < len(block) and type(block[end]) is Query and block[end].t == ev.t:
                     end += 1
             if end - i > 1:  # questions of one time: one batch (no checkpoint between)
-                run.queries(batch, block[i:end])  # type: ignore[arg-type]
+                if ids is not None:
+                    run.queries_ids(ids, block[i:end])  # type: ignore[arg-type]
+                else:
+                    run.queries(batch, block[i:end])  # type: ignore[arg-type]
             else:
                 handlers[type(ev)](ev)  # type: ignore[operator]
             i = end
