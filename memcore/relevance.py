@@ -68,8 +68,10 @@ class KeptRelevance:
             self.clear()
             return None
         n = cols.n
-        out = np.empty((len(texts), n))
-        for i, (text, q) in enumerate(zip(texts, queries, strict=True)):
+        asked: list[_Text] = []
+        behind: dict[int, list[_Text]] = {}  # texts to catch up, by their first row
+        seen: set[int] = set()
+        for text, q in zip(texts, queries, strict=True):
             kept = self._texts.pop(text, None)
             if kept is None or kept.done < self._log_row:  # new, or past the log: afresh
                 if kept is not None:
@@ -78,21 +80,52 @@ class KeptRelevance:
                 kept = _Text(q, np.zeros(cols.capacity), n)
                 kept.values[:n] = cols.dot(nz, q[nz])
                 self._floats += len(kept.values)
-            else:
-                self._catch_up(kept, cols)
+            elif kept.done < n and id(kept) not in seen:
+                seen.add(id(kept))
+                behind.setdefault(kept.done, []).append(kept)
             self._texts[text] = kept  # the most recently asked last
+            asked.append(kept)
+        for group in behind.values():
+            self._catch_up_many(group, cols)
+        out = np.empty((len(texts), n))
+        for i, kept in enumerate(asked):
             out[i] = kept.values[:n]
         while self._floats > self.BUDGET_FLOATS:
             self._floats -= len(self._texts.popitem(last=False)[1].values)
         self._trim()
         return out
 
-    def _catch_up(self, kept: _Text, cols: Columns) -> None:
-        """Add the log's entries of the rows ``kept`` has not summed yet."""
+    CATCH_UP_FLOATS = 1 << 20  # a group's products at once (else text by text)
+
+    def _catch_up_many(self, group: list[_Text], cols: Columns) -> None:
+        """``_catch_up`` of texts that have summed the same rows, in one ``np.bincount``
+        over (text, row): each text's new rows get the same terms, in the same order
+        (log order: row, then dimension), from 0, as ``np.add.at`` gives them."""
+        done, n = group[0].done, cols.n
+        at = int(np.searchsorted(self._rows, done))
+        entries = len(self._rows) - at
+        if len(group) == 1 or len(group) * max(entries, n - done) > self.CATCH_UP_FLOATS:
+            for kept in group:
+                self._catch_up(kept, cols)
+            return
+        width = n - done
+        terms = np.stack([kept.q for kept in group])[:, self._dims[at:]] * self._vals[at:]
+        where = (np.arange(len(group))[:, None] * width + (self._rows[at:] - done)).ravel()
+        sums = np.bincount(where, terms.ravel(), minlength=len(group) * width)
+        for kept, new in zip(group, sums.reshape(len(group), width), strict=True):
+            self._grow(kept, cols)
+            kept.values[done:n] = new  # (rows past ``done`` held 0)
+            kept.done = n
+
+    def _grow(self, kept: _Text, cols: Columns) -> None:
         if len(kept.values) < cols.capacity:  # the columns grew
             self._floats += cols.capacity - len(kept.values)
             kept.values = np.concatenate([kept.values,
                                           np.zeros(cols.capacity - len(kept.values))])
+
+    def _catch_up(self, kept: _Text, cols: Columns) -> None:
+        """Add the log's entries of the rows ``kept`` has not summed yet."""
+        self._grow(kept, cols)
         if kept.done < cols.n:
             at = int(np.searchsorted(self._rows, kept.done))
             np.add.at(kept.values, self._rows[at:], kept.q[self._dims[at:]] * self._vals[at:])

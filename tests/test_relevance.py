@@ -49,9 +49,10 @@ def test_dot_is_the_sequential_sum() -> None:
 def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a kept relevance that drifts from a fresh sum: counted twice when the
-    columns grow, misaligned after a compaction, stale after the columns' log is lost
-    or its own log let go of rows a text still needed, or wrong for a text evicted and
-    asked again. A small budget and small logs force each case."""
+    columns grow (or when a text is asked twice in a batch), misaligned after a
+    compaction, stale after the columns' log is lost or its own log let go of rows a
+    text still needed, wrong for a text evicted and asked again, or for texts caught up
+    together in one sum. A small budget and small logs force each case."""
     monkeypatch.setattr(KeptRelevance, "BUDGET_FLOATS", 16 * 2048)
     monkeypatch.setattr(KeptRelevance, "MIN_TEXTS", 8)
     monkeypatch.setattr(KeptRelevance, "LOG_MAX", 2000)
@@ -61,6 +62,14 @@ def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction
     kept = KeptRelevance()
     asked = _texts(rng, 40)
     compacted = evicted = lost = none = caught_up = behind = 0
+    groups: list[int] = []  # texts caught up together (one bincount when more than one)
+    catch_up_many = KeptRelevance._catch_up_many
+
+    def spy(self: KeptRelevance, group: list, cols: Columns) -> None:  # type: ignore[type-arg]
+        groups.append(len(group))
+        catch_up_many(self, group, cols)
+
+    monkeypatch.setattr(KeptRelevance, "_catch_up_many", spy)
     for step in range(160):
         for t in _texts(rng, int(rng.integers(0, 130))):
             cols.append(emb.embed(t))
@@ -86,6 +95,7 @@ def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction
         for row, q in zip(got, queries, strict=True):
             assert np.array_equal(row, _sequential(cols, q))
     assert compacted and lost and evicted and none and caught_up and behind  # every case
+    assert max(groups) > 1
 
 
 def test_top_k_many_is_top_k_row_by_row_ties_included() -> None:
