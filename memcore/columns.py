@@ -16,6 +16,11 @@ import numpy as np
 
 from memcore.fields import ARRAYS, ColumnArrays
 
+# read-only vectors seen by ``Columns.append`` (an embedder hands out one per text, for
+# every job of the process): id -> (the vector, its non-zero dimensions as an array and
+# a list, their values)
+_SPARSE: dict[int, tuple[np.ndarray, np.ndarray, list[int], list[float]]] = {}
+
 
 class Columns(ColumnArrays):
     """Growable, compactable arrays of memory entries: one array per ``ARRAYS`` field
@@ -45,13 +50,11 @@ class Columns(ColumnArrays):
             setattr(self, f.name, np.zeros(capacity, dtype=f.dtype))
         self.texts: list[str] = []
         self.tag_names: list[str] = []   # bit i of ``tags`` is tag_names[i]
-        # read-only vectors seen by ``append``: id -> (vector, its non-zero dimensions
-        # as an array and a list, their values)
-        self._sparse: dict[int, tuple[np.ndarray, np.ndarray, list[int], list[float]]] = {}
 
     MAX_TAGS = 63
     LOG_MAX = 1 << 16  # entries the log holds before it gives up (a reader recomputes)
-    SPARSE_KEPT = 4096  # decomposed read-only vectors kept (then the lot is dropped)
+    SPARSE_KEPT = 8192  # decomposed read-only vectors kept (then the lot is dropped)
+    SPARSE_KEPT_DIMS = 64  # ... of at most this many dimensions (a dense one: each time)
 
     def take_entries(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
         """The entries appended since the last call, in append order (row, then
@@ -125,18 +128,19 @@ class Columns(ColumnArrays):
     def _sparse_of(self, vec: np.ndarray) -> tuple[np.ndarray, list[int], list[float]]:
         """``vec``'s non-zero dimensions (an array and a list) and their values. Texts
         recur and an embedder hands out one read-only vector per text, so those are
-        decomposed once (kept with the vector itself, so its ``id`` cannot be reused
-        while kept); a writeable vector is decomposed each time."""
-        hit = self._sparse.get(id(vec))
+        decomposed once per process, for every store (kept with the vector itself, so
+        its ``id`` cannot be reused while kept); a writeable or dense vector is decomposed
+        each time."""
+        hit = _SPARSE.get(id(vec))
         if hit is not None and hit[0] is vec:
             return hit[1], hit[2], hit[3]
         nz = np.flatnonzero(vec)
         dims, vals = nz.tolist(), vec[nz].tolist()
-        if not vec.flags.writeable:
+        if not vec.flags.writeable and len(dims) <= self.SPARSE_KEPT_DIMS:
             nz.flags.writeable = False  # shared by the rows of that text (``dims``)
-            if len(self._sparse) >= self.SPARSE_KEPT:
-                self._sparse.clear()
-            self._sparse[id(vec)] = (vec, nz, dims, vals)
+            if len(_SPARSE) >= self.SPARSE_KEPT:
+                _SPARSE.clear()
+            _SPARSE[id(vec)] = (vec, nz, dims, vals)
         return nz, dims, vals
 
     def _postings(self, d: int) -> int:
