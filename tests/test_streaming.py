@@ -21,6 +21,8 @@ def test_truth_table_is_a_mapping_of_slotted_observations() -> None:
             expected[obs] = (slot, value)
     assert dict(table) == expected
     assert table.get(0) is None and table.get(5000) is None and table.get(-1) is None
+    assert all(table.get(o, ("-", "-")) == expected.get(o, ("-", "-"))
+               for o in range(-3, 4100))
     assert table[1] == ("s1", "v1")
 
 

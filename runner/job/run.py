@@ -96,7 +96,9 @@ class _Run:
         # only for fbench's own (the per-category columns)
         self.quality = [(m.name, m.per_query) for m in quality_metrics()
                         if m.per_query is not None]
-        self.sums = {c: dict.fromkeys((n for n, _ in self.quality), 0.0) for c in cats}
+        self.values = [value for _, value in self.quality]
+        # per category, each quality metric's sum over its queries (in ``quality`` order)
+        self.sums = {c: [0.0] * len(self.quality) for c in cats}
         self.counts = dict.fromkeys(cats, 0)
         self.linked = {"canonical": [0, 0], "hard": [0, 0]}
         self.false_links = 0
@@ -202,7 +204,7 @@ class _Run:
 
     def count(self, ev: Query, score: QueryScore) -> None:
         """Add one question's score to its categories' sums."""
-        values = [(name, value(score)) for name, value in self.quality]
+        values = [value(score) for value in self.values]
         if self.answered is not None:
             self.answered.append(int(score.current > 0))
         for cat in ("all", ev.truth.category):
@@ -210,8 +212,8 @@ class _Run:
                 continue
             self.counts[cat] += 1
             sums = self.sums[cat]
-            for name, v in values:
-                sums[name] += v
+            for j, v in enumerate(values):
+                sums[j] += v
 
     def tick(self, ev: Tick) -> None:
         self.memory.tick(ev.t)
@@ -222,9 +224,9 @@ class _Run:
         for cat in self.cats:
             n = self.counts[cat]
             suffix = "" if cat == "all" else f"_{cat}"
-            for name, _ in self.quality:
+            for (name, _), total in zip(self.quality, self.sums[cat], strict=True):
                 if cat == "all" or name in QUALITY:
-                    row[name + suffix] = self.sums[cat][name] / n if n else nan
+                    row[name + suffix] = total / n if n else nan
             row["n_queries" + suffix] = n
         row["final_size"] = self.memory.size()
         row["peak_size"] = self.peak

@@ -62,6 +62,16 @@ class TruthTable(Mapping[int, tuple[str, str]]):
         on_slot = slot == q_slot
         return on_slot & (value == q_value), on_slot & (value != q_value)
 
+    def get(self, obs: int, default: tuple[str, str] | None = None  # type: ignore[override]
+            ) -> tuple[str, str] | None:
+        """``self[obs]``, or ``default`` for an id without truth (no exception raised
+        and caught: most hits of a query are distractors)."""
+        if 0 <= obs < self._n:
+            slot = self._slot[obs]
+            if slot >= 0:
+                return self._names[slot], self._names[self._value[obs]]
+        return default
+
     def __getitem__(self, obs: int) -> tuple[str, str]:
         if not 0 <= obs < self._n or self._slot[obs] < 0:
             raise KeyError(obs)
