@@ -107,15 +107,21 @@ class MemoryStore(Bookkeeping):
         relevance = ranker.relevance_many(cols, texts)
         score = ranker.scores_many(cols, self.policy, now, relevance)
         rows = ranker.top_k_many(score, k)
-        for i, order in enumerate(rows):
-            cols.last_access[order] = now
-            cols.access_count[order] += 1
-            if self._apply(self.policy.on_access(cols, order, now,
-                                                 relevance=relevance[i, order]), now):
-                raise RuntimeError(
-                    f"policy {self.policy.name!r} removed entries on access but declares "
-                    "access_reranks = False: declare True (its queries are then answered "
-                    "one by one)")
+        if type(self.policy).on_access is Policy.on_access:
+            # no hook reads the columns between two questions: the batch's reinforcement
+            # at once (``np.add.at`` counts a row each time it is returned)
+            cols.last_access[rows.ravel()] = now
+            np.add.at(cols.access_count, rows.ravel(), 1)
+        else:
+            for i, order in enumerate(rows):
+                cols.last_access[order] = now
+                cols.access_count[order] += 1
+                if self._apply(self.policy.on_access(cols, order, now,
+                                                     relevance=relevance[i, order]), now):
+                    raise RuntimeError(
+                        f"policy {self.policy.name!r} removed entries on access but declares "
+                        "access_reranks = False: declare True (its queries are then answered "
+                        "one by one)")
         return rows, np.take_along_axis(score, rows, axis=1)
 
     def _compact(self) -> None:
