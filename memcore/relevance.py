@@ -69,7 +69,7 @@ class KeptRelevance:
             return None
         n = cols.n
         asked: list[_Text] = []
-        behind: dict[int, list[_Text]] = {}  # texts to catch up, by their first row
+        behind: list[_Text] = []  # texts to catch up
         seen: set[int] = set()
         for text, q in zip(texts, queries, strict=True):
             kept = self._texts.pop(text, None)
@@ -82,11 +82,11 @@ class KeptRelevance:
                 self._floats += len(kept.values)
             elif kept.done < n and id(kept) not in seen:
                 seen.add(id(kept))
-                behind.setdefault(kept.done, []).append(kept)
+                behind.append(kept)
             self._texts[text] = kept  # the most recently asked last
             asked.append(kept)
-        for group in behind.values():
-            self._catch_up_many(group, cols)
+        if behind:
+            self._catch_up_many(behind, cols)
         out = np.empty((len(texts), n))
         for i, kept in enumerate(asked):
             out[i] = kept.values[:n]
@@ -95,26 +95,29 @@ class KeptRelevance:
         self._trim()
         return out
 
-    CATCH_UP_FLOATS = 1 << 20  # a group's products at once (else text by text)
+    CATCH_UP_FLOATS = 1 << 20  # products summed at once (else text by text)
 
     def _catch_up_many(self, group: list[_Text], cols: Columns) -> None:
-        """``_catch_up`` of texts that have summed the same rows, in one ``np.bincount``
-        over (text, row): each text's new rows get the same terms, in the same order
-        (log order: row, then dimension), from 0, as ``np.add.at`` gives them."""
-        done, n = group[0].done, cols.n
-        at = int(np.searchsorted(self._rows, done))
-        entries = len(self._rows) - at
-        if len(group) == 1 or len(group) * max(entries, n - done) > self.CATCH_UP_FLOATS:
+        """``_catch_up`` of several texts in one ``np.bincount`` over (text, row): each
+        text's rows past its own ``done`` get the same terms, in the same order (log
+        order: row, then dimension), from 0, as ``np.add.at`` gives them."""
+        n = cols.n
+        done = np.array([kept.done for kept in group])
+        first = int(done.min())
+        at = int(np.searchsorted(self._rows, first))
+        rows = self._rows[at:]
+        width = n - first
+        if len(group) == 1 or len(group) * max(len(rows), width) > self.CATCH_UP_FLOATS:
             for kept in group:
                 self._catch_up(kept, cols)
             return
-        width = n - done
         terms = np.stack([kept.q for kept in group])[:, self._dims[at:]] * self._vals[at:]
-        where = (np.arange(len(group))[:, None] * width + (self._rows[at:] - done)).ravel()
-        sums = np.bincount(where, terms.ravel(), minlength=len(group) * width)
+        where = np.arange(len(group))[:, None] * width + (rows - first)
+        mine = rows >= done[:, None]  # each text only the rows it has not summed
+        sums = np.bincount(where[mine], terms[mine], minlength=len(group) * width)
         for kept, new in zip(group, sums.reshape(len(group), width), strict=True):
             self._grow(kept, cols)
-            kept.values[done:n] = new  # (rows past ``done`` held 0)
+            kept.values[kept.done:n] = new[kept.done - first:]  # (rows past done held 0)
             kept.done = n
 
     def _grow(self, kept: _Text, cols: Columns) -> None:
