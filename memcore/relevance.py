@@ -101,21 +101,25 @@ class KeptRelevance:
         """``_catch_up`` of several texts in one ``np.bincount`` over (text, row): each
         text's rows past its own ``done`` get the same terms, in the same order (log
         order: row, then dimension), from 0, as ``np.add.at`` gives them."""
-        n = cols.n
+        n, m = cols.n, len(group)
         done = np.array([kept.done for kept in group])
         first = int(done.min())
-        at = int(np.searchsorted(self._rows, first))
-        rows = self._rows[at:]
         width = n - first
-        if len(group) == 1 or len(group) * max(len(rows), width) > self.CATCH_UP_FLOATS:
+        at = np.searchsorted(self._rows, done)  # each text's first log entry
+        counts = len(self._rows) - at
+        total = int(counts.sum())
+        if m == 1 or max(total, m * width) > self.CATCH_UP_FLOATS:
             for kept in group:
                 self._catch_up(kept, cols)
             return
-        terms = np.stack([kept.q for kept in group])[:, self._dims[at:]] * self._vals[at:]
-        where = np.arange(len(group))[:, None] * width + (rows - first)
-        mine = rows >= done[:, None]  # each text only the rows it has not summed
-        sums = np.bincount(where[mine], terms[mine], minlength=len(group) * width)
-        for kept, new in zip(group, sums.reshape(len(group), width), strict=True):
+        # the (text, entry) pairs, text by text, each text's entries from its own first
+        text = np.repeat(np.arange(m), counts)
+        entry = np.arange(total) + np.repeat(at - (np.cumsum(counts) - counts), counts)
+        terms = np.stack([kept.q for kept in group])[text, self._dims[entry]]
+        terms *= self._vals[entry]
+        where = text * width + (self._rows[entry] - first)
+        sums = np.bincount(where, terms, minlength=m * width)
+        for kept, new in zip(group, sums.reshape(m, width), strict=True):
             self._grow(kept, cols)
             kept.values[kept.done:n] = new[kept.done - first:]  # (rows past done held 0)
             kept.done = n
