@@ -97,6 +97,7 @@ class _Run:
         self.quality = [(m.name, m.per_query) for m in quality_metrics()
                         if m.per_query is not None]
         self.values = [value for _, value in self.quality]
+        self._values_of: dict[QueryScore, list[float]] = {}  # (scores recur: few kinds)
         # per category, each quality metric's sum over its queries (in ``quality`` order)
         self.sums = {c: [0.0] * len(self.quality) for c in cats}
         self.counts = dict.fromkeys(cats, 0)
@@ -204,7 +205,9 @@ class _Run:
 
     def count(self, ev: Query, score: QueryScore) -> None:
         """Add one question's score to its categories' sums."""
-        values = [value(score) for value in self.values]
+        values = self._values_of.get(score)
+        if values is None:  # a per-query value is a function of the score alone
+            values = self._values_of[score] = [value(score) for value in self.values]
         if self.answered is not None:
             self.answered.append(int(score.current > 0))
         for cat in ("all", ev.truth.category):
