@@ -22,11 +22,8 @@ from workloads.lifecycle.vocab import (
     TAGS,
     UPDATE_FRAMES,
     Fact,
+    capitalize,
 )
-
-
-def _capitalize(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def stream_seed(name: str, seed: int) -> int:
@@ -79,7 +76,7 @@ class DayStream:
         tags = rng.choice(TAGS[fact.attr.kind])
         self._write(fact, value, t)
         self.captured.append(fact)
-        return self._observe(t, _capitalize(text), fact, value, "durable", tags)
+        return self._observe(t, capitalize(text), fact, value, "durable", tags)
 
     def update(self, t: int) -> Observe:
         rng = self.rng
@@ -92,7 +89,7 @@ class DayStream:
         text = rng.choice(UPDATE_FRAMES).format(c=fact.fill(template, value))
         tags = rng.choice(TAGS[fact.attr.kind])
         self._write(fact, value, t)
-        return self._observe(t, _capitalize(text), fact, value, kind, tags)
+        return self._observe(t, capitalize(text), fact, value, kind, tags)
 
     def ephemeral(self, t: int) -> Observe:
         rng = self.rng
@@ -102,7 +99,7 @@ class DayStream:
         tags = rng.choice(EPHEMERAL_TAGS)
         self._write(fact, value, t)
         self.valid_until[fact.slot] = t + self.p.ephemeral_days - 1
-        return self._observe(t, _capitalize(text), fact, value, "ephemeral", tags)
+        return self._observe(t, capitalize(text), fact, value, "ephemeral", tags)
 
     def noise(self, t: int) -> Observe:
         rng = self.rng
@@ -117,8 +114,8 @@ class DayStream:
         value = self.current[slot]
         ephemeral = slot in self.valid_until
         recent = ephemeral or t - self.written[slot] < self.p.recent_days
-        text = fact.fill(self.rng.choice(fact.attr.questions))
-        return Query(t, _capitalize(text), QueryTruth(
+        text = self.rng.choice(fact.questions)
+        return Query(t, text, QueryTruth(
             slot, value, self.stale(slot, value), "recent" if recent else "durable"))
 
     def stale(self, slot: str, value: str) -> frozenset[str]:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cache
 from itertools import accumulate
 
 from workloads.events import Observe, Query
 from workloads.lifecycle.params import LifecycleParams
-from workloads.lifecycle.stream import DayStream, _capitalize
-from workloads.lifecycle.vocab import NOISE_TAGS, PEOPLE, Fact
+from workloads.lifecycle.stream import DayStream
+from workloads.lifecycle.vocab import NOISE_TAGS, PEOPLE, Fact, capitalize
 
 OBLIQUE = "Remind me, what {noun} for {E}?"
 INTERFERE = "{A} asked whether {E}'s {phrase} is still {v}."
@@ -100,5 +101,11 @@ class DayStream2(DayStream):
         q = super().question(fact, t)
         if self.rng.random() >= self.p.p_oblique:
             return q
-        noun = fact.attr.phrase.split()[-1]
-        return Query(t, _capitalize(OBLIQUE.format(noun=noun, E=fact.display)), q.truth)
+        return Query(t, oblique(fact), q.truth)
+
+
+@cache
+def oblique(fact: Fact) -> str:
+    """The oblique question about ``fact``: its subject and one word of its phrase."""
+    noun = fact.attr.phrase.split()[-1]
+    return capitalize(OBLIQUE.format(noun=noun, E=fact.display))

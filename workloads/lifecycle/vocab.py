@@ -6,6 +6,7 @@ kinds."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,23 @@ class Fact:
     display: str  # how sentences name it
     attr: Attr
 
-    @property
+    @cached_property
     def slot(self) -> str:
         return f"{self.entity}.{self.attr.name}"
 
     def fill(self, template: str, value: str = "") -> str:
         return template.format(E=self.display, v=value)
+
+    @cached_property
+    def questions(self) -> tuple[str, ...]:
+        """The attribute's questions about this fact, filled in and capitalized (in the
+        attribute's order: a draw among them is a draw among its templates)."""
+        return tuple(capitalize(self.fill(q)) for q in self.attr.questions)
+
+
+def capitalize(text: str) -> str:
+    """``text`` with its first character upper-cased."""
+    return text[:1].upper() + text[1:]
 
 
 MONTHS = ("march", "june", "september", "december", "january", "april")
