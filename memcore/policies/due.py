@@ -32,6 +32,7 @@ class DueSchedule:
         self._watch: set[int] = set()   # entry ids past their bound, not yet removed
         self._last_eid = -1             # the newest entry scheduled
         self._superseded: set[int] = set()  # entries scheduled as superseded
+        self._fresh: dict[int, list[int]] = {}  # slot -> its entries scheduled as not
 
     @staticmethod
     def bound(turn: float, scale: float, log_ratio: float) -> float:
@@ -66,6 +67,8 @@ class DueSchedule:
         for r in rows:
             if cols.superseded[r]:
                 self._superseded.add(int(cols.eid[r]))
+            elif cols.slot[r] >= 0:
+                self._fresh.setdefault(int(cols.slot[r]), []).append(int(cols.eid[r]))
         return rows
 
     def seen_all(self, cols: Columns) -> bool:
@@ -74,14 +77,20 @@ class DueSchedule:
 
     def newly_superseded(self, cols: Columns, sid: int) -> list[int]:
         """Rows of slot ``sid`` superseded since they were scheduled, marked as seen."""
+        fresh = self._fresh.get(sid)
+        if not fresh or cols.n == 0:
+            return []
+        # the slot's rows not superseded when scheduled (a row's slot never changes,
+        # and only an add of its slot supersedes it), found by entry id
         n = cols.n
-        rows = np.flatnonzero((cols.slot[:n] == sid) & cols.superseded[:n] & cols.live[:n])
-        out = []
-        for r in rows.tolist():
-            eid = int(cols.eid[r])
-            if eid not in self._superseded:
-                self._superseded.add(eid)
-                out.append(r)
+        eids = np.array(fresh, dtype=np.int64)
+        rows = np.minimum(np.searchsorted(cols.eid[:n], eids), n - 1)
+        found = cols.eid[rows] == eids
+        live = found & cols.live[rows]
+        now = live & cols.superseded[rows]
+        self._fresh[sid] = eids[live & ~now].tolist()  # gone or superseded: done with them
+        out = rows[now].tolist()
+        self._superseded.update(eids[now].tolist())
         return out
 
     def candidates(self, cols: Columns, now: int) -> np.ndarray:
