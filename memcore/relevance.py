@@ -154,7 +154,10 @@ class KeptRelevance:
     def _trim(self) -> None:
         """Let go of the entries no kept text needs, and of the oldest past ``LOG_MAX``
         (a text behind them sums afresh when asked)."""
-        needed = min((t.done for t in self._texts.values()), default=self._log_row)
+        # texts are kept in the order they were last asked, each then summed to the rows
+        # of that time (rows only grow between two compactions, which drop every text):
+        # the least recently asked needs the oldest rows
+        needed = next(iter(self._texts.values())).done if self._texts else self._log_row
         if len(self._rows) > self.LOG_MAX:
             needed = max(needed, int(self._rows[len(self._rows) - self.LOG_MAX]))
         if needed > self._log_row:

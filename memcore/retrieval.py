@@ -87,7 +87,7 @@ class Ranker:
         """``relevance`` of each text, as one ``(len(texts), n)`` matrix (the same numbers):
         sparse queries from the relevances kept per text (``memcore.relevance``)."""
         queries = [self.embedder.embed(t) for t in texts]
-        if all(np.count_nonzero(q) <= self.SPARSE_DIMS for q in queries):
+        if all(len(self._query_dims(t)[0]) <= self.SPARSE_DIMS for t in texts):
             kept = self._kept.get_many(cols, texts, queries)
             if kept is not None:
                 return kept
