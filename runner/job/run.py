@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -44,6 +45,7 @@ from workloads import Observe, Query, Tick
 # batching embedder) sees each block's texts before its events. Fixed blocks keep a
 # job's batches, hence its numbers, the same wherever it runs.
 PREFETCH_BLOCK = 256
+A = TypeVar("A")  # a batch's answers, as a memory gives them
 
 
 @dataclass
@@ -139,15 +141,20 @@ class _Run:
         self.latency.add((time.perf_counter() - start) * 1000.0)
         self.judge(ev, found)
 
-    def queries(self, batch: AnswersInBatches, evs: list[Query]) -> None:
+    def _asked_together(self, evs: list[Query], ask: Callable[[int, list[str], int], A]
+                        ) -> A:
         """Questions of one time, nothing observed between them, in one call: each
-        counts the batch's mean latency, and all are judged at once (``judge_many``)."""
+        counts the batch's mean latency."""
         start = time.perf_counter()
-        answers = batch.query_many(evs[0].t, [ev.text for ev in evs], self.k)
+        answers = ask(evs[0].t, [ev.text for ev in evs], self.k)
         each = (time.perf_counter() - start) * 1000.0 / len(evs)
         for _ in evs:
             self.latency.add(each)
-        self.judge_many(evs, answers)
+        return answers
+
+    def queries(self, batch: AnswersInBatches, evs: list[Query]) -> None:
+        """A batch of questions, all judged at once (``judge_many``)."""
+        self.judge_many(evs, self._asked_together(evs, batch.query_many))
 
     def _since(self, slot: str, value: str) -> int:
         """The first observation of the slot's current run of ``value``."""
@@ -167,12 +174,7 @@ class _Run:
 
     def queries_ids(self, batch: AnswersAsIds, evs: list[Query]) -> None:
         """``queries``, the answers as one matrix of observation ids."""
-        start = time.perf_counter()
-        ids = batch.query_ids(evs[0].t, [ev.text for ev in evs], self.k)
-        each = (time.perf_counter() - start) * 1000.0 / len(evs)
-        for _ in evs:
-            self.latency.add(each)
-        self.judge_ids(evs, ids)
+        self.judge_ids(evs, self._asked_together(evs, batch.query_ids))
 
     def judge_many(self, evs: list[Query], answers: list[list[Hit]]) -> None:
         """``judge`` for each question, its hits judged against the truth table in array
