@@ -157,3 +157,31 @@ def test_learned_forget_strength_from_one_gather_equals_the_live_rows_lookup(
     monkeypatch.setattr(LearnedForget, "strength", strength)
     run_job(make_spec(workload, "learned_forget", 2, params=params))
     assert len(calls) > 100 and any(calls)  # asked often, with dead rows among them
+
+
+def test_learned_forget_reads_every_row_once_an_entry_is_past_the_tables_ages(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents the shortcut that skips looking for the oldest live entry from skipping
+    the fall-back it guards: with the table's age cap lowered to 40 days, a lifecycle job
+    keeps entries past it, and from then on every add reads every row, as the full check
+    does (removals equal at every add)."""
+    from memcore.learned import forget_table
+    from memcore.policies.learned_forget import LearnedForget
+
+    monkeypatch.setattr(forget_table, "AGE_CAP", 40)
+    every_row = LearnedForget.every_row
+    full_reads = []
+
+    def counted(self: LearnedForget, cols: Columns, now: int) -> Removal | None:
+        full_reads.append(now)
+        return every_row(self, cols, now)
+
+    def read_every_row(policy: LearnedForget, cols: Columns, now: int
+                       ) -> tuple[list[int], list[float]]:
+        return as_lists(every_row(policy, cols, now))
+
+    monkeypatch.setattr(LearnedForget, "every_row", counted)
+    spec = make_spec("lifecycle", "learned_forget", 1, 120,
+                     params=(("policy.prune_threshold", "0.001"),))
+    check_every_add(monkeypatch, LearnedForget, read_every_row, spec)
+    assert full_reads and min(full_reads) >= 40

@@ -91,6 +91,7 @@ class LearnedForget(Policy):
         self._due = DueSchedule()
         self._scheduled = True  # False once an importance the table cannot hold arrives
         self._held: set[float] = set()  # importances known to be in the table
+        self._first_turn = math.inf  # the earliest turn of any entry scheduled
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
 
@@ -125,6 +126,7 @@ class LearnedForget(Policy):
         importances than it holds), every row is read."""
         due = self._due
         for i in due.newer_rows(cols):
+            self._first_turn = min(self._first_turn, int(cols.turn[i]))
             imp = np.float32(cols.importance[i])
             if self._scheduled and float(imp) not in self._held:
                 self._scheduled = self._table.covers(imp)
@@ -136,7 +138,10 @@ class LearnedForget(Policy):
             for i in due.newly_superseded(cols, sid):
                 due.schedule(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i])))
         n = cols.n
-        oldest = int(np.argmax(cols.live[:n])) if cols.n_live else -1
+        # an entry as old as the table's ages can only be there once the oldest turn
+        # ever added is (every row has passed through ``newer_rows``)
+        old = now - self._first_turn >= self._age_cap
+        oldest = int(np.argmax(cols.live[:n])) if old and cols.n_live else -1
         if not self._scheduled or (oldest >= 0 and now - cols.turn[oldest] >= self._age_cap):
             return self.every_row(cols, now)
         rows = due.candidates(cols, now)
