@@ -175,7 +175,7 @@ class Columns(ColumnArrays):
 
     def dot(self, dims: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """``weights @ self.dense(dims)`` for rows ``[0, n)``, summed sparsely: each row
-        adds its terms in the order of ``dims`` (``np.add.at`` adds in index order),
+        adds its terms in the order of ``dims`` (``np.bincount`` adds in index order),
         starting from 0, with no fused multiply-add, so the same on every CPU."""
         lists = [self.postings(d) for d in dims.tolist()]
         if not lists:

@@ -5,11 +5,11 @@ Agents ask the same questions again (a lifecycle stream asks about 130 distinct 
 holds, for the texts asked most recently, their cosine with the rows so far, and a log
 of the entries (row, dimension, value) of the rows added since the oldest of them
 (``Columns.take_entries``). A text asked again adds the log's entries past its own
-last row in one ``np.add.at``.
+last row: the texts of one batch together, in one ``np.bincount`` over (text, row).
 
 Every kept number is the number a fresh ``Columns.dot`` gives: a row's entries arrive
-together when it is added, in dimension order, and ``np.add.at`` adds them in that
-order, from 0, with no fused multiply-add (the embedder's values are non-negative, so
+together when it is added, in dimension order, and ``np.bincount`` (as ``np.add.at``
+for a text caught up alone) adds them in that order, from 0, with no fused multiply-add (the embedder's values are non-negative, so
 even a zero's sign agrees). ``tests/test_relevance.py`` checks this against fresh sums
 through growth, compaction, eviction and a lost log.
 
