@@ -9,9 +9,10 @@ last row: the texts of one batch together, in one ``np.bincount`` over (text, ro
 
 Every kept number is the number a fresh ``Columns.dot`` gives: a row's entries arrive
 together when it is added, in dimension order, and ``np.bincount`` (as ``np.add.at``
-for a text caught up alone) adds them in that order, from 0, with no fused multiply-add (the embedder's values are non-negative, so
-even a zero's sign agrees). ``tests/test_relevance.py`` checks this against fresh sums
-through growth, compaction, eviction and a lost log.
+for a text caught up alone) adds them in that order, from 0, with no fused
+multiply-add (the embedder's values are non-negative, so even a zero's sign agrees).
+``tests/test_relevance.py`` checks this against fresh sums through growth, compaction,
+eviction and a lost log.
 
 For sparse queries only (the hashing embedder's); a dense embedder's query is one BLAS
 product, as before. The kept values fit a budget of floats; a store too large to keep
