@@ -342,7 +342,7 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
     """Guards against the harness passing the wrong ``since``: after austin, boston, then
     austin again, the first austin is correct (recall_at_k) but not current
     (recall_current_at_k); asked before the change it was both."""
-    from runner.job.run import _Run
+    from runner.job.state import JobRun
     from workloads import ObserveTruth, QueryTruth
 
     def obs(t: int, value: str) -> Observe:
@@ -351,7 +351,7 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
     def ask(t: int) -> Query:
         return Query(t, "where?", QueryTruth("alice.city", "austin", frozenset(), "fact"))
 
-    run = _Run(_ReturnsFirst(), k=5)  # type: ignore[arg-type]
+    run = JobRun(_ReturnsFirst(), k=5)  # type: ignore[arg-type]
     for ev in (obs(0, "austin"), ask(1), obs(2, "boston"), obs(3, "austin"), ask(4)):
         run.handlers[type(ev)](ev)  # type: ignore[operator]
     assert run.counts["all"] == 2
@@ -362,7 +362,7 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
 
 @pytest.mark.parametrize("k", [1, 3, 5, 8])
 def test_judging_a_block_at_once_equals_judging_each(k: int) -> None:
-    """Prevents the array judgement of a block of questions (``_Run.judge_many``) from
+    """Prevents the array judgement of a block of questions (``JobRun.judge_many``) from
     scoring any question unlike ``score_query``: random hits (short lists, observations
     with no truth, unknown slots and values, repeats of a value) for every k."""
     import random

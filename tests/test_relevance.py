@@ -14,7 +14,8 @@ from memcore.policies.base import Policy, Removal
 from memcore.relevance import KeptRelevance
 from memcore.retrieval import Ranker
 from runner.job import run as run_module
-from runner.job.run import _Run, run_job
+from runner.job.run import run_job
+from runner.job.state import JobRun
 from runner.spec.resolve import make_spec
 
 WORDS = [f"w{i}" for i in range(400)]
@@ -198,7 +199,7 @@ class _Never(Protocol):
 def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents batching from moving any number: a job whose questions are answered in
-    batches (as one matrix of observation ids, judged at once: ``_Run.judge_ids``) gives
+    batches (as one matrix of observation ids, judged at once: ``JobRun.judge_ids``) gives
     every question the same hits and the job the same metrics (timing aside) as with
     every question answered and judged alone (``query`` and ``score_query``)."""
     from runner.metrics import METRICS
@@ -206,22 +207,22 @@ def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
     def run() -> tuple[list[list[int]], dict[str, object], int]:
         seen: list[list[int]] = []
         batches = []
-        judge, judge_ids = _Run.judge, _Run.judge_ids
+        judge, judge_ids = JobRun.judge, JobRun.judge_ids
 
-        def spy(self: _Run, ev: object, found: list) -> None:  # type: ignore[type-arg]
+        def spy(self: JobRun, ev: object, found: list) -> None:  # type: ignore[type-arg]
             seen.append([h.obs_id for h in found])
             judge(self, ev, found)  # type: ignore[arg-type]
 
-        def spy_ids(self: _Run, evs: list, ids: np.ndarray) -> None:  # type: ignore[type-arg]
+        def spy_ids(self: JobRun, evs: list, ids: np.ndarray) -> None:  # type: ignore[type-arg]
             seen.extend([o for o in row if o >= 0] for row in ids.tolist())
             batches.append(len(evs))
             judge_ids(self, evs, ids)
 
-        monkeypatch.setattr(_Run, "judge", spy)
-        monkeypatch.setattr(_Run, "judge_ids", spy_ids)
+        monkeypatch.setattr(JobRun, "judge", spy)
+        monkeypatch.setattr(JobRun, "judge_ids", spy_ids)
         result = run_job(make_spec(workload, policy, 4, 120))
-        monkeypatch.setattr(_Run, "judge", judge)
-        monkeypatch.setattr(_Run, "judge_ids", judge_ids)
+        monkeypatch.setattr(JobRun, "judge", judge)
+        monkeypatch.setattr(JobRun, "judge_ids", judge_ids)
         return seen, {k: None if v != v else v for k, v in result.metrics().items()
                       if k in METRICS and not METRICS[k].timing}, len(batches)
 
