@@ -175,15 +175,11 @@ class Bookkeeping:
             return False
         cols = self.cols
         rows = batch[0].rows if len(batch) == 1 else np.concatenate([r.rows for r in batch])
-        if len(rows) == 1:  # the usual: one row, checked without array temporaries
-            if not cols.live[rows[0]]:
-                raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-        else:
-            if not cols.live[rows].all():
-                raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-            if len(np.unique(rows)) < len(rows):
-                raise RuntimeError(
-                    f"policy {self.policy.name!r} asked to remove an entry twice")
+        # (the usual one row is checked without array temporaries)
+        if not (cols.live[rows[0]] if len(rows) == 1 else cols.live[rows].all()):
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+        if len(rows) > 1 and len(np.unique(rows)) < len(rows):
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
         for removal in batch:
             self._remove(removal, now)
         if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
@@ -192,7 +188,7 @@ class Bookkeeping:
 
     def _remove(self, removal: Removal, now: int) -> None:
         cols = self.cols
-        rows = np.asarray(removal.rows, dtype=np.int64)  # (fancy indexing copies)
+        rows = np.asarray(removal.rows, dtype=np.int64)  # (the gathers below copy)
         at = rows.tolist()
         texts = cols.texts
         obs_id = cols.obs_id[rows]

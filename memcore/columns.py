@@ -182,8 +182,8 @@ class Columns(ColumnArrays):
             return np.zeros(self.n)
         rows = np.concatenate([r for r, _ in lists])
         vals = np.concatenate([v for _, v in lists])
-        # ``np.bincount`` adds each weight to its bin in index order, from 0, as
-        # ``np.add.at`` does (``add_postings``), at a fraction of the cost
+        # ``np.bincount`` adds each weight to its bin in index order, from 0 (as
+        # ``np.add.at`` does, at a fraction of the cost)
         return np.bincount(rows, vals * np.repeat(weights, [len(r) for r, _ in lists]),
                            minlength=self.n)
 
@@ -212,13 +212,3 @@ class Columns(ColumnArrays):
         self._drop_log(lost=True)  # its rows moved
         return keep
 
-
-def add_postings(out: np.ndarray, lists: list[tuple[np.ndarray, np.ndarray]],
-                 weights: np.ndarray) -> None:
-    """``out[rows] += weight * values`` for each (rows, values) list in turn, in one
-    ``np.add.at``: a row that several lists hold adds their terms in list order."""
-    if not lists:
-        return
-    rows = np.concatenate([r for r, _ in lists])
-    vals = np.concatenate([v for _, v in lists])
-    np.add.at(out, rows, vals * np.repeat(weights, [len(r) for r, _ in lists]))

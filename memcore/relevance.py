@@ -8,11 +8,10 @@ of the entries (row, dimension, value) of the rows added since the oldest of the
 last row: the texts of one batch together, in one ``np.bincount`` over (text, row).
 
 Every kept number is the number a fresh ``Columns.dot`` gives: a row's entries arrive
-together when it is added, in dimension order, and ``np.bincount`` (as ``np.add.at``
-for a text caught up alone) adds them in that order, from 0, with no fused
-multiply-add (the embedder's values are non-negative, so even a zero's sign agrees).
-``tests/test_relevance.py`` checks this against fresh sums through growth, compaction,
-eviction and a lost log.
+together when it is added, in dimension order, and ``np.bincount`` adds them in that
+order, from 0, with no fused multiply-add (the embedder's values are non-negative, so
+even a zero's sign agrees). ``tests/test_relevance.py`` checks this against fresh sums
+through growth, compaction, eviction and a lost log.
 
 For sparse queries only (the hashing embedder's); a dense embedder's query is one BLAS
 product, as before. The kept values fit a budget of floats; a store too large to keep
@@ -101,7 +100,7 @@ class KeptRelevance:
     def _catch_up_many(self, group: list[_Text], cols: Columns) -> None:
         """``_catch_up`` of several texts in one ``np.bincount`` over (text, row): each
         text's rows past its own ``done`` get the same terms, in the same order (log
-        order: row, then dimension), from 0, as ``np.add.at`` gives them."""
+        order: row, then dimension), from 0, as ``_catch_up`` gives them."""
         n, m = cols.n, len(group)
         done = np.array([kept.done for kept in group])
         first = int(done.min())
@@ -136,7 +135,9 @@ class KeptRelevance:
         self._grow(kept, cols)
         if kept.done < cols.n:
             at = int(np.searchsorted(self._rows, kept.done))
-            np.add.at(kept.values, self._rows[at:], kept.q[self._dims[at:]] * self._vals[at:])
+            kept.values[kept.done:cols.n] = np.bincount(  # (rows past done held 0)
+                self._rows[at:] - kept.done, kept.q[self._dims[at:]] * self._vals[at:],
+                minlength=cols.n - kept.done)
             kept.done = cols.n
 
     def _take(self, cols: Columns) -> None:

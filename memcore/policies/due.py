@@ -32,7 +32,8 @@ class DueSchedule:
         self._watch: set[int] = set()   # entry ids past their bound, not yet removed
         self._last_eid = -1             # the newest entry scheduled
         self._superseded: set[int] = set()  # entries scheduled as superseded
-        self._fresh: dict[int, list[int]] = {}  # slot -> its entries scheduled as not
+        # slot -> its entries scheduled while not superseded (``newly_superseded``)
+        self._fresh: dict[int, list[int]] = {}
 
     @staticmethod
     def bound(turn: float, scale: float, log_ratio: float) -> float:

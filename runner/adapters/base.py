@@ -48,6 +48,15 @@ class Hit:
     score: float
 
 
+def hit_ids(answers: list[list[Hit]]) -> np.ndarray:
+    """The observation ids of each question's hits as one int64 matrix, a row per
+    question, best first, -1 past its last hit (what ``AnswersAsIds`` gives)."""
+    ids = np.full((len(answers), max(map(len, answers), default=0)), -1, dtype=np.int64)
+    for i, hits in enumerate(answers):
+        ids[i, : len(hits)] = [h.obs_id for h in hits]
+    return ids
+
+
 @runtime_checkable
 class MemoryAdapter(Protocol):
     """What every memory under test implements."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from memcore import EMBEDDERS, EXTRACTORS, Lexicon, MemoryStore, Policy, StoreParams
 from memcore.embed import BatchEmbedder
-from runner.adapters.base import Hit
+from runner.adapters.base import Hit, hit_ids
 from runner.errors import FbenchError, lookup
 from runner.job.extractors import HarnessExtractor  # (importing registers oracle, noisy)
 from workloads import Vocabulary
@@ -42,11 +42,7 @@ class StoreAdapter:
         ranked = self.store.rank_many(texts, t, k)
         if ranked is not None:
             return self.store.cols.obs_id[ranked[0]]
-        answers = [self.query(t, text, k) for text in texts]  # one by one
-        ids = np.full((len(texts), max(map(len, answers), default=0)), -1, dtype=np.int64)
-        for i, hits in enumerate(answers):
-            ids[i, : len(hits)] = [h.obs_id for h in hits]
-        return ids
+        return hit_ids([self.query(t, text, k) for text in texts])  # one by one
 
     def tick(self, t: int) -> None:
         self.store.tick(t)

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from threadpoolctl import threadpool_limits
 
@@ -83,8 +85,10 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     start = time.perf_counter()
     handlers = run.handlers
     prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
-    batch = memory if isinstance(memory, AnswersInBatches) else None
-    ids = memory if isinstance(memory, AnswersAsIds) else None
+    # questions of one time in one call, as ids where the memory gives them so
+    ask_batch: Callable[[list[Query]], None] | None = (
+        partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
+        else partial(run.queries, memory) if isinstance(memory, AnswersInBatches) else None)
     events = iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
@@ -101,14 +105,11 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
                 cp = cps[len(rows)]
                 rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
             end = i + 1
-            if (batch is not None or ids is not None) and type(ev) is Query:
+            if ask_batch is not None and type(ev) is Query:
                 while end < len(block) and type(block[end]) is Query and block[end].t == ev.t:
                     end += 1
-            if end - i > 1:  # questions of one time: one batch (no checkpoint between)
-                if ids is not None:
-                    run.queries_ids(ids, block[i:end])  # type: ignore[arg-type]
-                else:
-                    run.queries(batch, block[i:end])  # type: ignore[arg-type]
+            if ask_batch is not None and end - i > 1:  # questions of one time: one batch
+                ask_batch(cast(list[Query], block[i:end]))  # (no checkpoint between them)
             else:
                 handlers[type(ev)](ev)  # type: ignore[operator]
             i = end

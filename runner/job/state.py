@@ -24,6 +24,7 @@ from runner.adapters import (
     MemoryAdapter,
     TakesTruthHints,
 )
+from runner.adapters.base import hit_ids
 from runner.job.streaming import LatencyStats, TruthTable
 from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics, score_query
 from runner.metrics.scoring import QueryScore
@@ -140,11 +141,7 @@ class JobRun:
     def judge_many(self, evs: list[Query], answers: list[list[Hit]]) -> None:
         """``judge`` for each question, its hits judged against the truth table in array
         operations (the same scores: ``tests/test_relevance.py``)."""
-        width = max((len(found) for found in answers), default=0)
-        obs = np.full((len(evs), width), -1, dtype=np.int64)
-        for i, found in enumerate(answers):
-            obs[i, : len(found)] = [h.obs_id for h in found]
-        self.judge_ids(evs, obs)
+        self.judge_ids(evs, hit_ids(answers))
 
     def judge_ids(self, evs: list[Query], ids: np.ndarray) -> None:
         """``judge_many`` of a matrix of hits' observation ids (a row per question, best
