@@ -67,7 +67,7 @@ class MemoryStore(Bookkeeping):
             return []
         relevance = self.relevance(text)
         score = self._ranker.scores(cols, self.policy, now, relevance)
-        order = self._ranker.top_k(score, k)
+        order = self._ranker.top_k(score, k, self._live_mask())
         texts = cols.texts
         hits = [Hit(e, o, texts[r], s) for e, o, r, s in zip(
             cols.eid[order].tolist(), cols.obs_id[order].tolist(), order.tolist(),
@@ -106,7 +106,7 @@ class MemoryStore(Bookkeeping):
         ranker = self._ranker
         relevance = ranker.relevance_many(cols, texts)
         score = ranker.scores_many(cols, self.policy, now, relevance)
-        rows = ranker.top_k_many(score, k)
+        rows = ranker.top_k_many(score, k, self._live_mask())
         if type(self.policy).on_access is Policy.on_access:
             # no hook reads the columns between two questions: the batch's reinforcement
             # at once (``np.add.at`` counts a row each time it is returned)
@@ -123,6 +123,11 @@ class MemoryStore(Bookkeeping):
                         "access_reranks = False: declare True (its queries are then answered "
                         "one by one)")
         return rows, np.take_along_axis(score, rows, axis=1)
+
+    def _live_mask(self) -> np.ndarray | None:
+        """The live rows' mask for the top-k, when some rows are dead (else None)."""
+        cols = self.cols
+        return None if cols.n_live == cols.n else cols.live[:cols.n]
 
     def _compact(self) -> None:
         self._ranker.rows_moved()

@@ -128,6 +128,25 @@ def test_top_k_is_the_full_sort_ties_included() -> None:
             assert ranker.top_k(score, k).tolist() == want.tolist(), (n, k)
 
 
+def test_top_k_over_the_live_rows_is_the_full_sort() -> None:
+    """Prevents the live-rows path of top_k and top_k_many (a store with many dead rows
+    partitions only its live ones) from dropping or reordering a row: both equal
+    sorting every row by score, the newer first on a tie, for stores mostly dead or
+    barely dead, on both sides of the samples, k up to the live count."""
+    rng = np.random.default_rng(4)
+    ranker = Ranker(StoreParams(), HashingEmbedder())
+    for n, dead in ((60, 0.9), (1100, 0.9), (1100, 0.05), (5000, 0.5), (9000, 0.95)):
+        live = rng.random(n) >= dead
+        score = np.where(live, np.round(rng.random((4, n)), 2), -np.inf)
+        rows = np.arange(n)
+        for k in (1, 5, int(live.sum())):
+            many = ranker.top_k_many(score, k, live)
+            for i in range(len(score)):
+                want = rows[np.lexsort((-rows, -score[i]))][:k]
+                assert ranker.top_k(score[i], k, live).tolist() == want.tolist(), (n, k)
+                assert many[i].tolist() == want.tolist(), (n, k)
+
+
 def test_recency_from_its_table_is_the_exp_of_each_age() -> None:
     """Prevents the table of recencies by age from giving another number than
     ``recency_base ** age`` computed as ever (np.exp of age · ln base), for ages the
