@@ -152,8 +152,12 @@ class Columns(ColumnArrays):
                 size = max(16, 2 * len(self._post_rows[d]), end)
                 self._post_rows[d] = np.resize(self._post_rows[d], size)
                 self._post_vals[d] = np.resize(self._post_vals[d], size)
-            self._post_rows[d][at:end] = pending
-            self._post_vals[d][at:end] = self._pend_vals[d]
+            if end == at + 1:  # (one row: no array made of the lists)
+                self._post_rows[d][at] = pending[0]
+                self._post_vals[d][at] = self._pend_vals[d][0]
+            else:
+                self._post_rows[d][at:end] = pending
+                self._post_vals[d][at:end] = self._pend_vals[d]
             pending.clear()
             self._pend_vals[d].clear()
             self._post_len[d] = at = end

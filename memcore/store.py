@@ -61,11 +61,15 @@ class MemoryStore(Bookkeeping):
     def retrieve(self, text: str, now: int, k: int = 5) -> list[Hit]:
         """The top-k live entries for ``text`` at time ``now``; reinforces them (last
         access, access count) and lets the policy react (``on_access``)."""
-        cols = self.cols
-        k = min(k, cols.n_live)
+        k = min(k, self.cols.n_live)
         if k <= 0:
             return []
-        relevance = self.relevance(text)
+        return self._answer(self.relevance(text), now, k)
+
+    def _answer(self, relevance: np.ndarray, now: int, k: int) -> list[Hit]:
+        """One question's top-k, given its relevance to every row; reinforces them and
+        lets the policy react (after the hits are read: a removal can move the rows)."""
+        cols = self.cols
         score = self._ranker.scores(cols, self.policy, now, relevance)
         order = self._ranker.top_k(score, k, self._live_mask())
         texts = cols.texts
@@ -79,13 +83,34 @@ class MemoryStore(Bookkeeping):
             self.backend.commit(cols, self._slot_names, self.peak_size)
         return hits
 
+    def retrieve_in_turn(self, texts: list[str], now: int, k: int = 5) -> list[list[Hit]]:
+        """``[self.retrieve(text, now, k) for text in texts]``, the texts' relevances
+        computed together: an answer can change a later one's scores (reinforcement),
+        never its relevances. A removal that compacts the rows has the rest's computed
+        afresh."""
+        out: list[list[Hit]] = []
+        relevance, first = None, 0
+        for i in range(len(texts)):
+            cols = self.cols
+            k_i = min(k, cols.n_live)
+            if k_i <= 0:
+                out.append([])
+                continue
+            if relevance is None:
+                relevance, first = self._ranker.relevance_many(cols, texts[i:]), i
+            n = cols.n
+            out.append(self._answer(relevance[i - first], now, k_i))
+            if cols.n != n:  # compacted: the rows moved
+                relevance = None
+        return out
+
     def retrieve_many(self, texts: list[str], now: int, k: int = 5) -> list[list[Hit]]:
         """``[self.retrieve(text, now, k) for text in texts]``: the same hits, scores and
         reinforcement, in one batch when the policy declares that an answer cannot change
-        a later one (``Policy.access_reranks``), else one by one."""
+        a later one (``Policy.access_reranks``), else in turn (``retrieve_in_turn``)."""
         ranked = self.rank_many(texts, now, k)
         if ranked is None:
-            return [self.retrieve(text, now, k) for text in texts]
+            return self.retrieve_in_turn(texts, now, k)
         cols = self.cols
         return [[Hit(int(cols.eid[r]), int(cols.obs_id[r]), cols.texts[r], s)
                  for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
@@ -96,7 +121,7 @@ class MemoryStore(Bookkeeping):
         """The rows and scores ``(m, k)`` that ``retrieve`` would give each text, best
         first, reinforced as it would reinforce them (query by query, each followed by
         the policy's ``on_access``); ``None``, with nothing done, when the policy's
-        answers can change later ones (``Policy.access_reranks``): ask one by one."""
+        answers can change later ones (``Policy.access_reranks``): ask in turn."""
         if self.policy.access_reranks:
             return None
         cols = self.cols

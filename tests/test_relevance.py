@@ -208,6 +208,37 @@ def test_a_policy_that_removes_on_access_must_not_declare_batching() -> None:
         store.retrieve_many(["w1", "w2"], 0, 3)
 
 
+def test_in_turn_answers_survive_removals_that_move_the_rows() -> None:
+    """Prevents the in-turn path (relevances computed together, answers one after
+    another) from answering with relevances of rows that moved: a policy that removes
+    what it returns makes the store compact mid-batch, and the answers and the store
+    still equal the same questions asked one by one."""
+
+    class Eater(Policy):
+        name = "eater"  # removes each question's best hit (access_reranks: the default)
+
+        def on_access(self, cols: Columns, rows: np.ndarray, now: int,
+                      relevance: np.ndarray | None = None) -> Removal:
+            return Removal(rows[:1], "eaten", np.zeros(1))
+
+    rng = np.random.default_rng(5)
+    one, many = (MemoryStore(Eater(), HashingEmbedder(), None, StoreParams())
+                 for _ in range(2))
+    one.COMPACT_MIN_DEAD = many.COMPACT_MIN_DEAD = 4
+    compactions = 0
+    for day in range(12):
+        for t in _texts(rng, 8):
+            one.add(t, day)
+            many.add(t, day)
+        questions = _texts(rng, 7) + ["w1 w2 w3"] * 2
+        n = many.cols.n
+        expected = [one.retrieve(q, day, 3) for q in questions]
+        assert many.retrieve_in_turn(questions, day, 3) == expected
+        compactions += many.cols.n < n
+        assert np.array_equal(one.cols.obs_id[: one.cols.n], many.cols.obs_id[: many.cols.n])
+    assert compactions  # the case this test is for happened
+
+
 @runtime_checkable
 class _Never(Protocol):
     def never_offered(self) -> None: ...

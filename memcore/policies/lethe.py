@@ -132,9 +132,10 @@ class Lethe(Policy):
         merged = self._merges(cols, live & (tier != COLD), d)
         if merged is not None:
             removals.append(merged)
-        gone = np.flatnonzero(live & (tier == COLD) & (now - cols.since[:n] >= p.cold_grace))
+        cold = live & (tier == COLD) & (now - cols.since[:n] >= p.cold_grace)
         if merged is not None:
-            gone = np.setdiff1d(gone, merged.rows)
+            cold[merged.rows] = False  # (merged, not gone cold)
+        gone = np.flatnonzero(cold)
         if len(gone):
             removals.append(Removal(gone, "cold", d[gone]))
         return removals
@@ -156,7 +157,9 @@ class Lethe(Policy):
         if first_new == m:
             return None
         # the new entries' dimensions: the others add exact zeros
-        dims = np.unique(np.concatenate([cols.dims[r] for r in rows[first_new:].tolist()]))
+        new_rows = rows[first_new:].tolist()
+        dims = (cols.dims[new_rows[0]] if len(new_rows) == 1  # (sorted and unique)
+                else np.unique(np.concatenate([cols.dims[r] for r in new_rows])))
         emb = cols.dense(dims, rows)
         new = emb[:, first_new:]
         into = np.full(m, -1)

@@ -23,7 +23,7 @@ and embedders), or a ``MemoryKind``. ``MEMORIES`` tells them apart by type.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -48,7 +48,14 @@ class Hit:
     score: float
 
 
-def hit_ids(answers: list[list[Hit]]) -> np.ndarray:
+class HasObsId(Protocol):
+    """A hit of any kind: the harness's ``Hit`` or memcore's."""
+
+    @property
+    def obs_id(self) -> int: ...
+
+
+def hit_ids(answers: Sequence[Sequence[HasObsId]]) -> np.ndarray:
     """The observation ids of each question's hits as one int64 matrix, a row per
     question, best first, -1 past its last hit (what ``AnswersAsIds`` gives)."""
     ids = np.full((len(answers), max(map(len, answers), default=0)), -1, dtype=np.int64)

@@ -31,8 +31,9 @@ class StoreAdapter:
 
     def query_many(self, t: int, texts: list[str], k: int) -> list[list[Hit]]:
         ranked = self.store.rank_many(texts, t, k)
-        if ranked is None:  # answers that can change later ones: one by one
-            return [self.query(t, text, k) for text in texts]
+        if ranked is None:  # answers that can change later ones: in turn
+            return [[Hit(h.obs_id, h.score) for h in hits]
+                    for hits in self.store.retrieve_in_turn(texts, t, k)]
         rows, scores = ranked
         obs = self.store.cols.obs_id[rows].tolist()
         return [[Hit(o, s) for o, s in zip(os, ss, strict=True)]
@@ -42,7 +43,7 @@ class StoreAdapter:
         ranked = self.store.rank_many(texts, t, k)
         if ranked is not None:
             return self.store.cols.obs_id[ranked[0]]
-        return hit_ids([self.query(t, text, k) for text in texts])  # one by one
+        return hit_ids(self.store.retrieve_in_turn(texts, t, k))  # in turn
 
     def tick(self, t: int) -> None:
         self.store.tick(t)
