@@ -166,7 +166,7 @@ class Ranker:
         m, n = score.shape
         s = self.TOPK_SAMPLE_MANY
         reach = None
-        if n > 4 * s and k <= s:
+        if n > s and k <= s:
             reach = score >= np.partition(score[:, n - s:], s - k, axis=1)[:, s - k, None]
         if reach is None or np.count_nonzero(reach) > 16 * k * m:
             # a small store, or one whose newest rows are not among the best (it keeps
