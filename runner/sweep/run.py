@@ -43,9 +43,9 @@ INLINE_BELOW_S = 20.0
 # README's sweep over every default policy, 2 workers on 2 cores (`python -m
 # benchmarks.bench_sweep`, benchmarks/results.json; tests/test_sweep.py keeps them in
 # step), and a guess for any other workload.
-JOB_SECONDS = {"contradiction": 0.15, "contradiction.retrievable": 0.16, "lifecycle": 0.27,
-               "lifecycle.bursty": 0.37, "lifecycle.durable_heavy": 0.49,
-               "lifecycle.high_freq_skew": 0.39, "lifecycle.recency_biased": 0.27}
+JOB_SECONDS = {"contradiction": 0.16, "contradiction.retrievable": 0.17, "lifecycle": 0.31,
+               "lifecycle.bursty": 0.42, "lifecycle.durable_heavy": 0.48,
+               "lifecycle.high_freq_skew": 0.38, "lifecycle.recency_biased": 0.31}
 OTHER_JOB_SECONDS = 0.5
 
 
