@@ -7,8 +7,11 @@ install:
 	$(PY) -m pip install -e ".[dev,incumbents,statebench]"
 	$(PY) -m pip install --no-deps -e examples/fbench-example
 
+# The suite on both cores (pytest-xdist, a test file per worker: module fixtures run
+# once), then the tests that start Ray clusters and time their faults, alone.
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not cluster"
+	$(PY) -m pytest -q -m cluster
 
 lint:
 	$(PY) -m ruff check .

@@ -4,10 +4,34 @@ Tests that do not ask for it never import ray."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+_TERMINAL = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)  # (an xdist hook: the suite also runs without xdist)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist (``make test``): tell each worker the terminal size variables the
+    run was started with."""
+    node.workerinput["terminal_env"] = {k: os.environ.get(k) for k in _TERMINAL}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """An xdist worker starts with COLUMNS=80 and LINES=24 set; the CLI tests read the
+    environment the run was started with (a piped fbench lays out at natural width
+    unless COLUMNS says otherwise), so a worker takes the starting values back."""
+    worker: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if worker is None:
+        return
+    for key, value in worker.get("terminal_env", {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 @pytest.fixture(scope="session")
