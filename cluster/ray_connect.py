@@ -87,6 +87,34 @@ def _reachable(host: str, port: int, timeout: float = CONNECT_TIMEOUT_S) -> bool
         return False
 
 
+# HTTP/2's client connection preface and an empty SETTINGS frame: a gRPC server (Ray's
+# GCS, the Ray client server) answers with a SETTINGS frame of its own
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_H2_SETTINGS = 4
+
+
+def _speaks_grpc(host: str, port: int, timeout: float = 2.0) -> bool:
+    """Whether the server at ``host:port`` answers HTTP/2's preface with a SETTINGS frame,
+    as every gRPC server does: a port that accepts connections but is not Ray fails here
+    in at most ``timeout`` instead of ``ray.init``'s long retries. (Skipped under
+    ``RAY_USE_TLS``: a TLS server answers a clear-text preface with nothing useful.)"""
+    if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+        return True
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            conn.sendall(_H2_PREFACE)
+            head = b""
+            while len(head) < 9:
+                chunk = conn.recv(9 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except OSError:
+        return False
+    return len(head) == 9 and head[3] == _H2_SETTINGS and head[5:9] == bytes(4)
+
+
 def _host_port(address: str) -> tuple[str, int]:
     """The (host, port) a cluster address names; ``auto`` is looked up like Ray does."""
     if address.startswith("ray://"):
@@ -125,14 +153,18 @@ def connect(address: str, ship: Sequence[str] = (), env: dict[str, str] | None =
     """Connect to an existing cluster, shipping ``ship`` (package folders or module
     files) with the job as ``py_modules``; False if this process was already connected
     to it (then leave the connection up). ``env``: the workers' environment variables."""
-    import ray
-
     host, port = _host_port(address)
     if not _reachable(host, port):
         where = address if address != "auto" else f"{host}:{port} (found by auto)"
         raise ExecutorError(
             f"cannot reach Ray at {where}: start a cluster with `ray start --head` "
             "or omit --address")
+    if not _speaks_grpc(host, port):
+        raise ExecutorError(
+            f"{host}:{port} answers but is not a Ray cluster (no gRPC there): give the "
+            "head node's GCS port (`ray start --head` prints it; 6379 by default)")
+    import ray
+
     # Ray connects to the outward IP for 127.0.0.1; a cluster started on loopback only
     # (single node) is reachable solely at 127.0.0.1, so keep the address as given.
     loopback = _is_loopback(host) and not address.startswith("ray://")

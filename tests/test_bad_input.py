@@ -113,6 +113,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
      ["a_file"]),
     ("unreachable-address", [*SWEEP, "--seeds", "1", "--address", "127.0.0.1:1"],
      ["127.0.0.1:1"]),
+    ("address-with-inline", [*SWEEP, "--seeds", "1", "--executor", "inline", "--address",
+                             "127.0.0.1:6379"], ["--address 127.0.0.1:6379", "--executor inline"]),
     ("report-no-sweep", ["report", "nowhere"], ["no shards"]),
     ("aggregate-no-sweep", ["aggregate", "nowhere"], ["no shards"]),
     # traces: the file, the line and the field
@@ -187,3 +189,46 @@ def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None
                                              params=params)).resolve()
             assert path.is_relative_to(out / "shards"), path
             assert ".." not in path.relative_to(out).parts
+
+
+def test_an_address_that_is_not_ray_fails_in_one_line_quickly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a port that accepts connections but is not Ray (here a server that reads
+    and never answers) from costing ``ray.init``'s retries (21 s), Ray's log and a
+    misleading auth hint: one line naming the address, exit 2, in under 5 s, and no
+    file written."""
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            held.append(conn)  # read nothing, answer nothing
+
+    threading.Thread(target=accept, daemon=True).start()
+    monkeypatch.chdir(tmp_path)
+    start = time.perf_counter()
+    try:
+        result = CliRunner().invoke(app, [*SWEEP, "--seeds", "1", "--policies", "keep_all",
+                                          "--address", f"127.0.0.1:{port}"])
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+    took = time.perf_counter() - start
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "not a Ray" in lines[0], \
+        result.stderr
+    assert took < 5.0, took
+    assert list(tmp_path.iterdir()) == []

@@ -107,6 +107,9 @@ def prepare(
     """Every check on the input, before anything is written."""
     from cluster import EXECUTORS
 
+    if executor == "inline" and address:
+        raise FbenchError(f"--address {address} names a Ray cluster but --executor inline "
+                          "runs every job here: drop one of them")
     check_out_dir(out)
     p = plan(jobs, out, overwrite, spec)
     name = choose_executor(executor, address, p.to_run)
