@@ -232,3 +232,37 @@ def test_an_address_that_is_not_ray_fails_in_one_line_quickly(
         result.stderr
     assert took < 5.0, took
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_module_missing_on_the_workers_stops_the_sweep_in_one_line(tmp_path: Path) -> None:
+    """Prevents a node that lacks a module a job needs (a plugin's dependency, or one of
+    fbench's own) from costing retries and a traceback per job: the sweep stops with
+    one line naming the module and the node it is missing on, exit 2, no shard written.
+    The plugin imports a module that exists nowhere, only inside Ray's workers (the
+    driver's checks pass, as on a cluster whose head has everything)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "needs_lib.py").write_text(
+        "from pathlib import Path\n"
+        "from tests.broken_adapters import Good, Params\n"
+        "class NeedsLib(Good):\n"
+        "    def __init__(self, params: Params) -> None:\n"
+        "        if any(a.startswith('ray::') for a in "
+        "Path('/proc/self/cmdline').read_text().split('\\0')):\n"
+        "            import fbench_test_absent_dependency  # noqa: F401\n"
+        "        super().__init__(params)\n")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    res = subprocess.run(
+        [sys.executable, "-m", "runner.cli", *SWEEP, "--policies", "needs_lib:NeedsLib",
+         "--workloads", "contradiction", "--seeds", "2", "--horizons", "200",
+         "--executor", "ray"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=600, check=False)
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]  # (and progress)
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "module 'fbench_test_absent_dependency' is not installed" in lines[0], lines[0]
+    assert "on node " in lines[0] and "install it there" in lines[0], lines[0]
+    assert not list((tmp_path / "out").glob("shards/**/*.parquet"))

@@ -205,7 +205,8 @@ def test_a_plugin_no_worker_can_import_stops_the_sweep_in_one_line(tmp_path: Pat
     assert res.returncode == 2, res.stderr
     errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in res.stderr
-    assert "plugin module 'refuses'" in errors[0] and "install the plugin there" in errors[0]
+    assert "plugin module 'refuses'" in errors[0] and "install it there" in errors[0]
+    assert "on node " in errors[0]
     assert not list((tmp_path / "o").glob("shards/*/*/*.parquet"))
 
 

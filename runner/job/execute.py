@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -64,14 +65,23 @@ PLUGIN_ERROR = "plugin: "  # an outcome's error that no rerun can mend: the swee
 
 def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None) -> Outcome:
     """The job function executors ship: never raises; a failure is an outcome (a
-    plugin this process cannot import: ``PLUGIN_ERROR`` and one line)."""
+    plugin or a module this process cannot import: ``PLUGIN_ERROR`` and one line naming
+    it and the node)."""
     try:
         spec = JobSpec.from_dict(json.loads(spec_json))
         return Outcome(spec_json, result_table(run_job(spec), node, prov))
     except RegistryError as exc:
-        return Outcome(spec_json, None, PLUGIN_ERROR + str(exc))
+        return Outcome(spec_json, None, f"{PLUGIN_ERROR}{exc}, {_where(node)}")
+    except ModuleNotFoundError as exc:  # a plugin's or fbench's own dependency
+        return Outcome(spec_json, None, f"{PLUGIN_ERROR}module {exc.name!r} is not installed "
+                                        f"{_where(node)}")
     except Exception:
         return Outcome(spec_json, None, traceback.format_exc())
+
+
+def _where(node: str) -> str:
+    """The node a job ran on, for a person: its host name and the start of its id."""
+    return f"on node {node[:12]} (host {socket.gethostname()})"
 
 
 def execute_batch(

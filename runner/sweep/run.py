@@ -183,8 +183,8 @@ def run_sweep(
         def on_outcome(o: Outcome) -> None:
             job = by_spec[o.spec_json]
             if o.error is not None and o.error.startswith(PLUGIN_ERROR):
-                raise FbenchError(f"{o.error.removeprefix(PLUGIN_ERROR)} (on a worker of the "
-                                  f"{name} executor: install the plugin there too)")
+                raise FbenchError(f"{o.error.removeprefix(PLUGIN_ERROR)}, a worker of the "
+                                  f"{name} executor: install it there too")
             if o.table is not None:
                 write_shard(shard_path(out, job), o.table)
                 result.done += 1
