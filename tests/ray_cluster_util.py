@@ -114,9 +114,12 @@ def clean_env(marker_value: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def start_two_node_cluster(extra_env: dict[str, str] | None = None) -> Iterator[Cluster]:
+def start_two_node_cluster(extra_env: dict[str, str] | None = None,
+                           dashboard_port: int | None = None) -> Iterator[Cluster]:
     """A head and a second node, one CPU each, on this machine, with token auth; both
-    stopped (only they) and their temp dir removed on exit, whatever happened."""
+    stopped (only they) and their temp dir removed on exit, whatever happened. With
+    ``dashboard_port``, the head serves its dashboard (the job server ``ray job submit``
+    talks to) there, on loopback."""
     temp_dir = tempfile.mkdtemp(prefix="fbr", dir="/tmp")
     env = clean_env(temp_dir)
     env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
@@ -126,7 +129,10 @@ def start_two_node_cluster(extra_env: dict[str, str] | None = None) -> Iterator[
     common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={temp_dir}"]
     groups: list[int] = []
     try:
-        ray_start(["--head", f"--port={port}", "--include-dashboard=false",
+        dashboard = (["--include-dashboard=false"] if dashboard_port is None else
+                     ["--include-dashboard=true", "--dashboard-host=127.0.0.1",
+                      f"--dashboard-port={dashboard_port}"])
+        ray_start(["--head", f"--port={port}", *dashboard,
                    f"--ray-client-server-port={free_port()}",
                    f"--dashboard-agent-listen-port={free_port()}", *common],
                   {**env, NODE: "0"}, groups)
