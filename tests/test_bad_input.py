@@ -111,6 +111,8 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     ("config-empty-grid", [*SWEEP, "--config", "empty_grid.toml"], ["has no values"]),
     ("out-is-a-file", ["sweep", "--no-report", "--out", "a_file", "--seeds", "1"],
      ["a_file"]),
+    ("out-not-writable", ["sweep", "--no-report", "--out", "/proc/fbench-out", "--seeds", "1"],
+     ["/proc/fbench-out", "not writable"]),
     ("unreachable-address", [*SWEEP, "--seeds", "1", "--address", "127.0.0.1:1"],
      ["127.0.0.1:1"]),
     ("address-with-inline", [*SWEEP, "--seeds", "1", "--executor", "inline", "--address",

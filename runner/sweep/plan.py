@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,12 @@ def check_out_dir(out: Path) -> None:
     probe_parent = out if out.exists() else next(p for p in out.parents if p.exists())
     if not os.access(probe_parent, os.W_OK | os.X_OK):
         raise FbenchError(f"--out {str(out)!r} is not writable; choose another folder")
+    try:  # (access() says yes to root on /proc, /sys or a read-only mount: try it)
+        probe = tempfile.mkdtemp(prefix=".fbench-probe-", dir=probe_parent)
+    except OSError as exc:
+        raise FbenchError(f"--out {str(out)!r} is not writable ({exc.strerror}); choose "
+                          "another folder") from None
+    os.rmdir(probe)
 
 
 def existing_shards(out: Path) -> dict[str, Path]:
