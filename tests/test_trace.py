@@ -5,6 +5,7 @@ is part of a job's identity."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from fbench.plugins import file_origin
 from runner.cli import app
 from runner.job.run import run_job
 from runner.metrics import METRICS
@@ -402,8 +404,9 @@ def test_a_query_at_the_horizon_is_scored_and_one_past_it_is_an_error() -> None:
     """Prevents the silent loss a user met writing a trace workload: a query at
     t == horizon used to fall after the final checkpoint (nan metrics); it is scored, and
     an event past the horizon stops the job with a message naming the workload."""
-    if _AtHorizon.name not in WORKLOADS:
-        WORKLOADS.add(_AtHorizon.name, _AtHorizon())
+    if _AtHorizon.name not in WORKLOADS:  # as a file plugin: not one of fbench's own
+        WORKLOADS.add(_AtHorizon.name, _AtHorizon(),  # (listed by later tests' lists)
+                      file_origin(sys.modules[__name__], f"{__name__}:_AtHorizon"))
     got = run_job(make_spec(_AtHorizon.name, "keep_all", 0)).metrics()
     assert got["n_queries"] == 1 and got["recall_at_k"] == 1.0
     with pytest.raises(ValueError, match="yielded an event at t=11, past the horizon 10"):
