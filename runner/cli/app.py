@@ -82,7 +82,12 @@ def sweep(
         typer.Option(help="target.key=v1,v2 (target: a policy, a workload, store); a grid axis."),
     ] = None,
     config: Annotated[Path | None, typer.Option(help="A sweep.toml with the same fields.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder (default results/).")] = None,
+    out: Annotated[str | None, typer.Option(
+        help="Output folder (default results/), or a pyarrow.fs URI: s3://bucket/prefix.")
+    ] = None,
+    report_dir: Annotated[Path | None, typer.Option(
+        help="Where RESULTS.md and the plots go (default OUT; needed when OUT is a URI).")
+    ] = None,
     address: Annotated[
         str | None, typer.Option(help="Ray cluster: auto, HOST:PORT or ray://... (or RAY_ADDRESS).")
     ] = None,
@@ -105,6 +110,7 @@ def sweep(
     ] = False,
 ) -> None:
     """Run seeds × policies × workloads × horizons × params, one Parquet shard per job."""
+    from runner.results.where import ArrowPath, location
     from runner.sweep.expand import (
         build_spec,
         expand,
@@ -132,7 +138,10 @@ def sweep(
     overrides["params"] = merge_params(spec_from_config(cfg).get("params", ()), param or [])
     spec = build_spec(cfg, overrides)
     jobs = expand(spec)
-    folder = out or Path(cfg.get("out", "results"))
+    folder = location(out or str(cfg.get("out", "results")))
+    if report and report_dir is None and isinstance(folder, ArrowPath):
+        raise FbenchError(f"--out {folder} is remote: give --report-dir DIR (a local folder "
+                          "for RESULTS.md and the plots), or --no-report")
     prepared = prepare(
         spec, jobs, folder,
         executor=executor or cfg.get("executor", "auto"),
@@ -173,7 +182,7 @@ def sweep(
     if report:
         from runner.report.markdown import write_report
 
-        path = write_report(folder)
+        path = write_report(folder, report_dir / "RESULTS.md" if report_dir else None)
         err.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
     if result.failed:
         raise typer.Exit(1)

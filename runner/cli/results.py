@@ -14,7 +14,7 @@ from runner.errors import FbenchError
 @app.command()
 @user_errors
 def aggregate(
-    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    out: Annotated[str, typer.Argument(help="A sweep's output folder (or its URI).")],
     baseline: Annotated[
         str, typer.Option(help="Policy the paired deltas compare to.")
     ] = "keep_all",
@@ -32,7 +32,7 @@ def aggregate(
 @app.command("compact")
 @user_errors
 def compact_cmd(
-    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    out: Annotated[str, typer.Argument(help="A sweep's output folder (or its URI).")],
 ) -> None:
     """Merge a sweep's per-job shards into a few large Parquet files (OUT/compacted/)."""
     from runner.results.compact import compact
@@ -43,12 +43,16 @@ def compact_cmd(
 @app.command("report")
 @user_errors
 def report_cmd(
-    out: Annotated[Path, typer.Argument(help="A sweep's output folder.")],
+    out: Annotated[str, typer.Argument(help="A sweep's output folder (or its URI).")],
     output: Annotated[
         Path | None, typer.Option(help="Where to write the Markdown (default OUT/RESULTS.md).")
     ] = None,
+    report_dir: Annotated[
+        Path | None, typer.Option(help="A folder for RESULTS.md and the plots (instead of "
+                                  "--output; needed when OUT is a URI).")
+    ] = None,
     include: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Option(help="Another sweep's folder to append as a section (repeatable)."),
     ] = None,
     html: Annotated[
@@ -63,13 +67,22 @@ def report_cmd(
     """Write the Markdown report, plots and comparisons.csv for a sweep (deterministic);
     with --html, the same as one web page needing no server or network."""
     from runner.report.markdown import write_report
+    from runner.results.where import ArrowPath, location
 
-    md = Path(output) if output is not None else Path(out) / "RESULTS.md"
+    if output is not None and report_dir is not None:
+        raise FbenchError("give --output or --report-dir, not both")
+    folder = location(out)
+    if report_dir is not None:
+        output = report_dir / "RESULTS.md"
+    if output is None and isinstance(folder, ArrowPath):
+        raise FbenchError(f"{folder} is remote: give --report-dir DIR, a local folder for "
+                          "RESULTS.md and the plots")
+    md = Path(output) if output is not None else Path(str(folder)) / "RESULTS.md"
     page = md.with_suffix(".html") if html else None
     if calibration is not None and not calibration.is_dir():
         raise FbenchError(f"--calibration {str(calibration)!r} is not a folder; give the "
                           "folder of `fbench calibrate --json` files")
-    path = write_report(out, output, include or [], html=page, calibration=calibration)
+    path = write_report(folder, output, include or [], html=page, calibration=calibration)
     console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     if page is not None:
         console.print(f"wrote {page}", markup=False, highlight=False, soft_wrap=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ import pyarrow.compute as pc
 from runner.results.aggregate import Cell, compared_metrics
 from runner.results.comparisons import parse_label
 from runner.results.load import load_shards
+from runner.results.where import Loc, location
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class Evidence:
     """A sweep folder's final rows by cell (cells run with non-policy overrides, such as a
     budget or an embedder, are not matched by a bare label: only the default context)."""
 
-    def __init__(self, out: Path, final: pa.Table | None = None) -> None:
-        self.out = Path(out)
+    def __init__(self, out: Loc, final: pa.Table | None = None) -> None:
+        self.out = location(out)
         final = final if final is not None else load_shards(self.out, final_only=True)
         names = [m.name for m in compared_metrics(final.column_names)
                  if m.name in final.column_names]

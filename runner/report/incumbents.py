@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from runner.report.blocks import setting_title, table
 from runner.results.aggregate import params_sort_key
 from runner.results.layout import MEMORIES
 from runner.results.tables import format_cell, variant_label
+from runner.results.where import Loc, location
 
 ORACLE = "oracle"
 DEFAULT_EMBEDDER = "hashing"
@@ -42,9 +42,9 @@ Cell = tuple[str, str]  # policy, params
 Memories = Mapping[str, Mapping[str, Any]]
 
 
-def read_memories(out: Path) -> dict[str, dict[str, Any]]:
+def read_memories(out: Loc) -> dict[str, dict[str, Any]]:
     """The sweep's ``memories.json`` ({} when it has none: a sweep from before it)."""
-    path = Path(out) / MEMORIES
+    path = location(out) / MEMORIES
     return dict(json.loads(path.read_text()).get("memories", {})) if path.is_file() else {}
 
 

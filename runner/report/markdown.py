@@ -28,6 +28,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from runner.analysis import scaling, stats
+from runner.errors import FbenchError
 from runner.metrics import METRICS
 from runner.report import claims as claims_mod
 from runner.report import headroom, incumbents, rankings, reproduction, scaling_section
@@ -54,6 +55,7 @@ from runner.results.atomic import write_text
 from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
 from runner.results.load import load_shards
 from runner.results.tables import format_cell, variant_label
+from runner.results.where import ArrowPath, Loc, arrow_source, is_uri, location
 
 SHARD_COLUMNS = tuple(dict.fromkeys((
     "job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed", "t",
@@ -61,18 +63,25 @@ SHARD_COLUMNS = tuple(dict.fromkeys((
     *incumbents.COLUMNS)))
 
 
-def write_report(out: Path, output: Path | None = None, include: Sequence[Path] = (),
-                 html: Path | None = None, calibration: Path | None = None) -> Path:
+def write_report(out: str | Loc, output: Path | None = None,
+                 include: Sequence[str | Loc] = (), html: Path | None = None,
+                 calibration: Path | None = None) -> Path:
     """Write the plots into ``OUT/plots``, every comparison into ``OUT/comparisons.csv``
     (every metric of every cell is ``OUT/summary.parquet``), and the report (default
     ``OUT/RESULTS.md``); each folder of ``include`` (another sweep, e.g. the incumbents')
     follows as a section of its own. The seeds' claims are tested on the first folder
     that ran their cells. ``html``: the same report as one self-contained web page too.
     ``calibration``: a folder of ``fbench calibrate --json`` files, shown as the Headroom
-    section."""
-    out = Path(out)
-    output = Path(output) if output is not None else out / "RESULTS.md"
-    folders = [out, *map(Path, include)]
+    section. A remote OUT (``runner.results.where``) keeps its tables; the plots and the
+    report go to ``output``'s folder, which must then be given."""
+    out = location(out)
+    if output is None:
+        if isinstance(out, ArrowPath):
+            raise FbenchError(f"{out} is remote: give a local folder for the report and its "
+                              "plots (--report-dir)")
+        output = out / "RESULTS.md"
+    output = Path(output)
+    folders = [out, *map(location, include)]
     tables = {f: _tables(f) for f in folders}
     shards = {f: load_shards(f, columns=SHARD_COLUMNS) for f in folders}
     evidence = [Evidence(f) for f in folders]
@@ -83,7 +92,7 @@ def write_report(out: Path, output: Path | None = None, include: Sequence[Path] 
     text = ""
     for f in folders:
         summary, comparisons = tables[f]
-        plots = write_plots(f / "plots", summary, shards[f])
+        plots = write_plots(_plot_folder(f, out, output), summary, shards[f])
         body = render(summary, shards[f], plots, output.parent, comparisons,
                       results if f == out else (), repro if f == out else (),
                       top if f == out else [], _command(out, include, output, calibration)
@@ -105,18 +114,25 @@ def write_report(out: Path, output: Path | None = None, include: Sequence[Path] 
     return output
 
 
-def _tables(out: Path) -> tuple[pa.Table, pa.Table]:
+def _plot_folder(folder: Loc, out: Loc, output: Path) -> Path:
+    """``FOLDER/plots`` for a local sweep folder; beside the report for a remote one."""
+    if isinstance(folder, Path):
+        return folder / "plots"
+    return output.parent / "plots" if folder == out else output.parent / "plots" / folder.name
+
+
+def _tables(out: Loc) -> tuple[pa.Table, pa.Table]:
     """The folder's summary and comparisons (recomputed when stale or missing); the
     comparisons also as ``comparisons.csv`` (every one, with p, Holm and BH values)."""
     summary = read_summary(out)  # recomputed, comparisons too, unless current
-    comparisons = pq.read_table(out / COMPARISONS)
+    comparisons = pq.read_table(arrow_source(out / COMPARISONS))
     buf = io.BytesIO()
     pacsv.write_csv(comparisons.replace_schema_metadata(None), buf)
     write_text(out / "comparisons.csv", buf.getvalue().decode())
     return summary, comparisons
 
 
-def included(out: Path, text: str) -> str:
+def included(out: Loc, text: str) -> str:
     """Another sweep's report as one section: its title becomes a level-2 heading naming
     the folder, every other heading goes one level down."""
     lines = text.splitlines()
@@ -170,15 +186,18 @@ def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _command(out: Path, include: Sequence[Path], output: Path,
+def _command(out: Loc, include: Sequence[str | Loc], output: Path,
              calibration: Path | None = None) -> str:
     """The report's own command, with paths relative to the report's folder (the sweeps
     themselves: each folder's sweep.json holds its spec)."""
-    def rel(p: Path) -> str:
+    def rel(p: str | Loc) -> str:
+        if isinstance(p, ArrowPath) or (isinstance(p, str) and is_uri(p)):
+            return str(p)
         return Path(os.path.relpath(Path(p).resolve(), output.parent.resolve())).as_posix()
 
-    parts = ["fbench report", rel(out), *(f"--include {rel(i)}" for i in include),
-             f"--output {output.name}",
+    to = (f"--report-dir {rel(output.parent)}" if isinstance(out, ArrowPath)
+          else f"--output {output.name}")
+    parts = ["fbench report", rel(out), *(f"--include {rel(i)}" for i in include), to,
              *([f"--calibration {rel(calibration)}"] if calibration else [])]
     return " ".join(parts)
 

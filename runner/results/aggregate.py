@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,6 +42,7 @@ from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported
 )
 from runner.results.shard import compared_metrics
 from runner.results.sweep_config import sweep_baseline, sweep_family
+from runner.results.where import Loc, arrow_source, location
 
 SUMMARY = "summary.parquet"
 CELL = ("workload", "horizon", "k", "policy", "params")
@@ -159,13 +159,13 @@ def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
 # --- the summary -------------------------------------------------------------------------
 
 
-def aggregate(out: Path, baseline: str = "keep_all", *, require_baseline: bool = True) -> pa.Table:
+def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: bool = True) -> pa.Table:
     """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``.
 
     An absent baseline policy is an error, unless ``require_baseline`` is false (the
     report's implicit aggregation): then nothing is paired.
     """
-    out = Path(out)
+    out = location(out)
     stamps = Layout(out).stamps()
     final = load_shards(out, final_only=True)
     policies = sorted(set(final.column("policy").to_pylist()))
@@ -262,15 +262,15 @@ def summary_baseline(summary: pa.Table) -> str:
     return meta.get(b"fbench.baseline", b"keep_all").decode()
 
 
-def summary_is_current(out: Path) -> bool:
+def summary_is_current(out: Loc) -> bool:
     """The summary exists, was made from exactly these shards, and is newer than each
     (a compacted job counts as the shard it came from)."""
-    out = Path(out)
+    out = location(out)
     path = out / SUMMARY
     if not path.is_file():
         return False
     stamps = Layout(out).stamps()
-    meta = pq.read_schema(path).metadata or {}
+    meta = pq.read_schema(arrow_source(path)).metadata or {}
     if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
         return False
     if meta.get(b"fbench.family", b"").decode() != json.dumps(sweep_family(out)):
@@ -283,14 +283,14 @@ def summary_is_current(out: Path) -> bool:
     return all(s.mtime_ns <= made for s in stamps)
 
 
-def read_summary(out: Path) -> pa.Table:
+def read_summary(out: Loc) -> pa.Table:
     """``OUT/summary.parquet``, recomputed first if missing or stale (with the same baseline;
     if there was none, the sweep config's ``baseline`` or ``keep_all``, and then no
     comparisons if that policy did not run)."""
-    out = Path(out)
+    out = location(out)
     path = out / SUMMARY
     if summary_is_current(out):
-        return pq.read_table(path)
+        return pq.read_table(arrow_source(path))
     if path.is_file():
-        return aggregate(out, summary_baseline(pq.read_table(path)))
+        return aggregate(out, summary_baseline(pq.read_table(arrow_source(path))))
     return aggregate(out, sweep_baseline(out), require_baseline=False)

@@ -1,5 +1,7 @@
-"""Writing files so that a reader (or a killed writer) never sees half of one: a
-temporary name in the same folder, then an atomic rename."""
+"""Writing files so that a reader (or a killed writer) never sees half of one. A local
+file: a temporary name in the same folder, then an atomic rename. A remote one (an
+object store has no rename): the whole file made in memory first, then one upload,
+which the store shows only once complete (``runner.results.where.ArrowPath``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from runner.results.where import ArrowPath, Loc
 
 
 @contextmanager
@@ -31,17 +35,25 @@ def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
         write(tmp)
 
 
-def write_parquet(path: Path, table: pa.Table) -> None:
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp))
+def write_parquet(path: Loc, table: pa.Table) -> None:
+    if isinstance(path, ArrowPath):
+        buf = pa.BufferOutputStream()
+        pq.write_table(table, buf)
+        path.write_bytes(buf.getvalue().to_pybytes())
+    else:
+        write_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def write_text(path: Path, text: str) -> None:
-    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+def write_text(path: Loc, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    write_atomic(path, lambda tmp: tmp.write_bytes(data))
+def write_bytes(path: Loc, data: bytes) -> None:
+    if isinstance(path, ArrowPath):
+        path.write_bytes(data)
+    else:
+        write_atomic(path, lambda tmp: tmp.write_bytes(data))
 
 
-def write_json(path: Path, doc: Any) -> None:
+def write_json(path: Loc, doc: Any) -> None:
     write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")

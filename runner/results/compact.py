@@ -19,7 +19,7 @@ A crash before 3 leaves parts the index does not list (ignored, removed by the n
 run); a crash after it leaves shards beside their compacted copy (the shard is
 the copy read, the next run removes it). Either way every job's rows are read
 once. Running it again with nothing new changes nothing. Two compactions of one
-folder at once are refused (a lock on OUT).
+folder at once are refused (a lock on OUT; a remote OUT has none).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 
@@ -49,6 +48,7 @@ from runner.results.layout import (
 )
 from runner.results.parts import PartWriter, read_all, read_part
 from runner.results.shard import is_shard_schema
+from runner.results.where import ArrowPath, Loc, location
 
 ROWS_PER_PART = 100_000
 
@@ -57,7 +57,7 @@ ROWS_PER_PART = 100_000
 class Compaction:
     """What one ``compact`` did, and the compacted state after it."""
 
-    out: Path
+    out: Loc
     merged: int  # shards whose rows went into new parts (and that were removed)
     merged_rows: int  # their rows
     written: int  # part files written
@@ -102,7 +102,7 @@ def _n(count: int, noun: str) -> str:
     return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
-def check_sweep_folder(out: Path) -> None:
+def check_sweep_folder(out: Loc) -> None:
     """OUT must be a sweep's output folder."""
     if not out.exists():
         raise FbenchError(f"{str(out)!r} does not exist; give a sweep's output folder "
@@ -116,8 +116,13 @@ def check_sweep_folder(out: Path) -> None:
 
 
 @contextmanager
-def _locked(out: Path) -> Iterator[None]:
-    """An exclusive lock on OUT for the compaction (released if the process dies)."""
+def _locked(out: Loc) -> Iterator[None]:
+    """An exclusive lock on OUT for the compaction (released if the process dies). An
+    object store has no lock that a dead process releases: a remote OUT takes none, and
+    two compactions of it at once are the user's to avoid."""
+    if isinstance(out, ArrowPath):
+        yield
+        return
     fd = os.open(out, os.O_RDONLY)
     try:
         try:
@@ -130,7 +135,7 @@ def _locked(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _remove_if_unchanged(path: Path, stamp: Stamp, out: Path) -> bool:
+def _remove_if_unchanged(path: Loc, stamp: Stamp, out: Loc) -> bool:
     """Remove the shard if it is still the file that was read (a sweep may have rewritten
     it since: then it stays, and being a shard it is the copy that counts)."""
     try:
@@ -142,10 +147,10 @@ def _remove_if_unchanged(path: Path, stamp: Stamp, out: Path) -> bool:
     return True
 
 
-def compact(out: Path, rows_per_part: int = ROWS_PER_PART) -> Compaction:
+def compact(out: str | Loc, rows_per_part: int = ROWS_PER_PART) -> Compaction:
     """Merge OUT's shards into compacted parts; see the module docstring for the steps."""
     start = time.perf_counter()
-    out = Path(out)
+    out = location(out)
     check_sweep_folder(out)
     if rows_per_part <= 0:
         raise FbenchError(f"rows per part must be positive, got {rows_per_part}")
@@ -173,7 +178,7 @@ def compact(out: Path, rows_per_part: int = ROWS_PER_PART) -> Compaction:
         numbers = [int(m.group(1)) for name in [*listed, *(u.name for u in unlisted)]
                    if (m := PART_NAME.fullmatch(name))]
         writer = PartWriter(folder, max(numbers, default=0) + 1, rows_per_part)
-        merged: list[tuple[Path, Stamp]] = []
+        merged: list[tuple[Loc, Stamp]] = []
         merged_rows = 0
         for (job, path, stamp), table in zip(fresh, read_all(fresh), strict=True):
             if table is None:

@@ -27,10 +27,11 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from runner.errors import FbenchError
 from runner.results.validate import part_problem, shard_is_valid
+from runner.results.where import ArrowPath, Loc, location, relative
 
 SHARDS = "shards"
 COMPACTED = "compacted"
@@ -52,9 +53,9 @@ class Stamp:
     mtime_ns: int
 
     @classmethod
-    def of(cls, path: Path, out: Path) -> Stamp:
+    def of(cls, path: Loc, out: Loc) -> Stamp:
         st = path.stat()
-        return cls(path.relative_to(out).as_posix(), st.st_size, st.st_mtime_ns)
+        return cls(relative(path, out).as_posix(), st.st_size, st.st_mtime_ns)
 
     def sort_key(self) -> tuple[str, ...]:
         """Path order (component by component), the order shard files are listed in."""
@@ -74,11 +75,11 @@ class Part:
                 "jobs": {j: [s.shard, s.size, s.mtime_ns] for j, s in sorted(self.jobs.items())}}
 
 
-def index_path(out: Path) -> Path:
-    return Path(out) / COMPACTED / INDEX
+def index_path(out: Loc) -> Loc:
+    return location(out) / COMPACTED / INDEX
 
 
-def read_index(out: Path) -> list[Part]:
+def read_index(out: Loc) -> list[Part]:
     """The committed parts (none when nothing was compacted)."""
     path = index_path(out)
     if not path.is_file():
@@ -106,31 +107,33 @@ def index_doc(parts: list[Part]) -> dict[str, object]:
     return {"format": INDEX_FORMAT, "parts": [p.to_dict() for p in parts]}
 
 
-def raw_shards(out: Path) -> list[Path]:
+def raw_shards(out: Loc) -> list[Loc]:
     """``OUT/shards/**/*.parquet``, sorted, skipping names that start with "." (temporaries)."""
-    root = Path(out) / SHARDS
+    root = location(out) / SHARDS
     if not root.is_dir():
         return []
+    remote = isinstance(root, ArrowPath)  # (whose rglob lists files only, in one request)
     return sorted(
         p for p in root.rglob("*.parquet")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        if (remote or p.is_file())
+        and not any(part.startswith(".") for part in relative(p, root).parts)
     )
 
 
 class Layout:
     """A snapshot of OUT's shards and committed parts, resolved to one source per job."""
 
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
+    def __init__(self, out: Loc) -> None:
+        self.out = location(out)
         self.raw_files = raw_shards(self.out)
-        self.raw: dict[str, Path] = {p.stem: p for p in self.raw_files}
+        self.raw: dict[str, Loc] = {p.stem: p for p in self.raw_files}
         self.parts = read_index(self.out)
         # job -> its part, for jobs without a shard (a shard always wins; see the docstring)
         self.compacted: dict[str, Part] = {
             job: part for part in self.parts for job in part.jobs if job not in self.raw}
         self._part_ok: dict[str, bool] = {}
 
-    def part_path(self, part: Part) -> Path:
+    def part_path(self, part: Part) -> Loc:
         return self.out / COMPACTED / part.name
 
     @property
@@ -143,11 +146,11 @@ class Layout:
         """Jobs with rows in a committed part that a shard overrides."""
         return {j for p in self.parts for j in p.jobs if j in self.raw}
 
-    def files(self) -> list[Path]:
+    def files(self) -> list[Loc]:
         """Every file holding counted rows: the shards, then the live parts."""
         return self.raw_files + [self.part_path(p) for p in self.live_parts]
 
-    def sources(self) -> dict[str, Path]:
+    def sources(self) -> dict[str, Loc]:
         """job_id -> the file its counted rows are in (a shard, or a compacted part)."""
         return {**{j: self.part_path(p) for j, p in self.compacted.items()}, **self.raw}
 
@@ -172,12 +175,12 @@ class Layout:
         return self._part_ok[part.name]
 
 
-def part_is_valid(path: Path, part: Part) -> bool:
+def part_is_valid(path: Loc, part: Part) -> bool:
     """The part reads, has exactly the shard schema, and holds exactly the index's jobs."""
     return not part_problem(path, part.rows, set(part.jobs))
 
 
-def remove_all(out: Path) -> None:
+def remove_all(out: Loc) -> None:
     """Remove every shard and compacted part (``--overwrite always``): the index first,
     so that an interruption leaves only unlisted parts, which count for nothing."""
     lay = Layout(out)
@@ -193,20 +196,20 @@ QUARANTINE = "quarantine"
 SUPERSEDED = "superseded"
 
 
-def quarantine(out: Path, paths: list[Path], folder: str = QUARANTINE) -> list[Path]:
+def quarantine(out: Loc, paths: list[Loc], folder: str = QUARANTINE) -> list[Loc]:
     """Move files that do not validate to ``OUT/quarantine/`` (or shards of outdated
     plugin code to ``OUT/superseded/``; same relative path, a numbered suffix when a
     file of that name is there already), never deleting one: a corrupt shard is
     evidence, and a resumed sweep reruns its job."""
-    out = Path(out)
+    out = location(out)
     moved = []
     for path in paths:
-        target = out / folder / path.relative_to(out)
+        target = out / folder / relative(path, out)
         target.parent.mkdir(parents=True, exist_ok=True)
         n = 0
         while target.exists():
             n += 1
             target = target.with_name(f"{path.name}.{n}")
-        path.rename(target)
+        path.rename(target)  # type: ignore[arg-type]  # (same kind: both in OUT)
         moved.append(target)
     return moved

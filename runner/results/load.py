@@ -24,9 +24,10 @@ from runner.errors import FbenchError
 from runner.results.layout import ROW_ORDER, Layout
 from runner.results.shard import SCHEMA, column_categories, shard_schema
 from runner.results.validate import REQUIRED, footer_problem
+from runner.results.where import Loc, dataset_source, location
 
 
-def shard_files(out: Path) -> list[Path]:
+def shard_files(out: Loc) -> list[Loc]:
     """Every file holding a sweep's rows: ``OUT/shards/**/*.parquet`` (sorted, skipping
     names that start with ".", temporaries), then the committed compacted parts that
     still hold rows no shard overrides (``runner.results.layout``)."""
@@ -34,25 +35,26 @@ def shard_files(out: Path) -> list[Path]:
 
 
 def load_shards(
-    out: Path, *, final_only: bool = False, columns: Sequence[str] | None = None
+    out: Loc, *, final_only: bool = False, columns: Sequence[str] | None = None
 ) -> pa.Table:
     """Every shard row (or only final rows), read with the shard schema of the files' query
     categories (``runner.results.shard.shard_schema``: a job without a category has nulls
     in its columns), from raw shards and compacted parts alike (each job from one place:
     ``runner.results.layout``)."""
-    out = Path(out)
+    out = location(out)
     lay = Layout(out)
-    parts = [str(lay.part_path(p)) for p in lay.live_parts]
+    parts = [lay.part_path(p) for p in lay.live_parts]
     if not lay.raw_files and not parts:
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
     superseded = sorted(lay.superseded)
     try:
-        groups = [(ds.dataset([str(f) for f in files], schema=SCHEMA, format="parquet"), drop,
-                   shards) for files, drop, shards in ((lay.raw_files, [], True),
-                                                       (parts, superseded, False)) if files]
+        groups = [(_dataset(files), drop, shards)
+                  for files, drop, shards in ((lay.raw_files, [], True),
+                                              (parts, superseded, False)) if files]
         # each file checked; the schema read is the union of the files' categories
+        named = {dataset_source([f])[0][0]: f for f in lay.raw_files}
         schema = shard_schema(sorted({c for d, _, shards in groups
-                                      for c in _check_required(d, shards)}))
+                                      for c in _check_required(d, shards, named)}))
         wanted = list(columns) if columns is not None else schema.names
         read = wanted + [c for c in ROW_ORDER if c not in wanted]
         tables = []
@@ -73,7 +75,12 @@ def load_shards(
 RERUN = "rerun the sweep (the same command): it sets the file aside and reruns its jobs"
 
 
-def _check_required(dataset: ds.Dataset, shards: bool) -> set[str]:
+def _dataset(files: list[Loc]) -> ds.Dataset:
+    paths, filesystem = dataset_source(files)
+    return ds.dataset(paths, schema=SCHEMA, format="parquet", filesystem=filesystem)
+
+
+def _check_required(dataset: ds.Dataset, shards: bool, named: dict[str, Loc]) -> set[str]:
     """Each file has the coordinates and checkpoint columns (else the explicit schema
     would read them as nulls), and each shard (``shards``) is one whole job's
     (``runner.results.validate``, from the footers, which the scan then reuses); a file
@@ -98,8 +105,9 @@ def _check_required(dataset: ds.Dataset, shards: bool) -> set[str]:
                 f"{what} {frag.path} has column(s) no installed metric declares "
                 f"({', '.join(unknown[:3])}{', …' if len(unknown) > 3 else ''}): install the "
                 "plugin that declares them, or rerun the sweep without it")
-        problem = (footer_problem(Path(frag.path), Path(frag.path).stem, meta, schema,
-                                  exact=False) if shards else "")
+        loc = named.get(frag.path, Path(frag.path)) if shards else None
+        problem = (footer_problem(loc, loc.stem, meta, schema, exact=False)
+                   if loc is not None else "")
         if problem:
             raise FbenchError(f"shard {frag.path} does not validate ({problem}); {RERUN}")
     return found

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,6 +15,7 @@ from runner.results.atomic import write_parquet
 from runner.results.layout import ROW_ORDER, Part, Stamp
 from runner.results.shard import column_categories, conform, shard_schema
 from runner.results.validate import read_valid_shard
+from runner.results.where import Loc, arrow_source
 
 READERS = 4  # threads reading shards (IO and parquet decoding release the GIL)
 BATCH = 512  # shards read ahead
@@ -25,7 +25,7 @@ class PartWriter:
     """Collects whole jobs' rows and writes them as parts of at most ``rows_per_part``
     rows (a larger job gets a part of its own), under fresh names."""
 
-    def __init__(self, folder: Path, first_number: int, rows_per_part: int) -> None:
+    def __init__(self, folder: Loc, first_number: int, rows_per_part: int) -> None:
         self.folder, self.number, self.limit = folder, first_number, rows_per_part
         self.buffer: list[tuple[tuple[str, str, str], pa.Table]] = []
         self.jobs: dict[str, Stamp] = {}
@@ -61,7 +61,7 @@ class PartWriter:
         self.rows += table.num_rows
 
 
-def read_all(shards: list[tuple[str, Path, Stamp]]) -> Iterator[pa.Table | None]:
+def read_all(shards: list[tuple[str, Loc, Stamp]]) -> Iterator[pa.Table | None]:
     """Each shard's rows if it validates (None if not), in order; read by a few threads,
     a batch at a time (so that memory holds about one part, not the whole sweep)."""
     with ThreadPoolExecutor(READERS) as pool:
@@ -79,10 +79,10 @@ def iter_job_rows(table: pa.Table) -> Iterator[tuple[str, int, int]]:
             start = i
 
 
-def read_part(path: Path) -> tuple[pa.Table, list[tuple[str, int, int]]]:
+def read_part(path: Loc) -> tuple[pa.Table, list[tuple[str, int, int]]]:
     """A compacted part's rows, and each job's (job_id, first row, rows)."""
     try:
-        table = pq.read_table(path).replace_schema_metadata(None)
+        table = pq.read_table(arrow_source(path)).replace_schema_metadata(None)
         runs = list(iter_job_rows(table))
         if len({job for job, _, _ in runs}) != len(runs):  # not one run per job: sort
             table = table.take(pc.sort_indices(

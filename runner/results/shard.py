@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import pyarrow as pa
 
 from runner.metrics import METRICS, Metric, category_columns, own_categories, split_name
 from runner.results.atomic import write_parquet
+from runner.results.where import Loc
 from runner.spec.jobspec import JobSpec
 
 N_CHECKPOINTS = 20
@@ -106,12 +106,12 @@ def expected_rows(horizon: int) -> int:
     return len(checkpoints(horizon)) if horizon > 0 else -1
 
 
-def shard_path(out: Path, spec: JobSpec) -> Path:
+def shard_path(out: Loc, spec: JobSpec) -> Loc:
     return out / "shards" / f"workload={spec.workload}" / f"policy={spec.policy}" / (
         f"{spec.job_id}.parquet")
 
 
-def write_shard(path: Path, table: pa.Table) -> None:
+def write_shard(path: Loc, table: pa.Table) -> None:
     """Write via a temporary name in the same folder and an atomic rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_parquet(path, table)

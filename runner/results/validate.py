@@ -16,13 +16,13 @@ checkpoint of its horizon, and its final row.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from runner.results.shard import CHECKPOINT, COORDINATES, SCHEMA, expected_rows, is_shard_schema
+from runner.results.where import Loc, arrow_source
 
 REQUIRED = tuple(name for name, _ in COORDINATES + CHECKPOINT)
 _STATS = ("job_id", "horizon", "is_final")
@@ -43,12 +43,12 @@ def _footer_stats(meta: pq.FileMetaData) -> dict[str, list[Any]] | None:
     return stats if all(stats.values()) else None
 
 
-def _read_stats(path: Path) -> dict[str, list[Any]]:
-    table = pq.read_table(path, columns=list(_STATS), use_threads=False)
+def _read_stats(path: Loc) -> dict[str, list[Any]]:
+    table = pq.read_table(arrow_source(path), columns=list(_STATS), use_threads=False)
     return {name: table.column(name).to_pylist() for name in _STATS}
 
 
-def footer_problem(path: Path, job_id: str, meta: pq.FileMetaData, schema: pa.Schema,
+def footer_problem(path: Loc, job_id: str, meta: pq.FileMetaData, schema: pa.Schema,
                    *, exact: bool = True) -> str:
     """What is wrong with the shard ``path`` of job ``job_id`` whose footer is ``meta``
     (its Arrow schema ``schema``); "" when nothing is."""
@@ -76,37 +76,37 @@ def footer_problem(path: Path, job_id: str, meta: pq.FileMetaData, schema: pa.Sc
     return ""
 
 
-def shard_problem(path: Path, job_id: str | None = None, *, exact: bool = True) -> str:
+def shard_problem(path: Loc, job_id: str | None = None, *, exact: bool = True) -> str:
     """What is wrong with the file ``path`` as the shard of ``job_id`` (its stem by
     default); "" when it is a whole shard. An unreadable file says why."""
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(arrow_source(path))
         return footer_problem(path, job_id or path.stem, pf.metadata, pf.schema_arrow,
                               exact=exact)
     except (OSError, pa.ArrowException) as exc:
         return f"it cannot be read ({(str(exc).strip().splitlines() or [type(exc).__name__])[0]})"
 
 
-def shard_is_valid(path: Path, job_id: str) -> bool:
+def shard_is_valid(path: Loc, job_id: str) -> bool:
     """The file is a whole shard of ``job_id`` (``shard_problem`` finds nothing)."""
     return not shard_problem(path, job_id)
 
 
-def read_valid_shard(path: Path, job_id: str) -> pa.Table | None:
+def read_valid_shard(path: Loc, job_id: str) -> pa.Table | None:
     """Every row of the shard if it validates, else None."""
     if not shard_is_valid(path, job_id):
         return None
     try:
-        return pq.read_table(path, use_threads=False).replace_schema_metadata(None)
+        return pq.read_table(arrow_source(path), use_threads=False).replace_schema_metadata(None)
     except (OSError, pa.ArrowException):
         return None
 
 
-def part_problem(path: Path, rows: int, jobs: set[str]) -> str:
+def part_problem(path: Loc, rows: int, jobs: set[str]) -> str:
     """What is wrong with a compacted part that its index says holds ``rows`` rows of
     ``jobs``; "" when nothing is."""
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(arrow_source(path))
         if not is_shard_schema(pf.schema_arrow):
             return "its columns are not this fbench's shard schema"
         if pf.metadata.num_rows != rows:

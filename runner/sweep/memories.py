@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from runner.adapters import MEMORIES
 from runner.results.atomic import write_json
 from runner.results.layout import MEMORIES as FILE
+from runner.results.where import Loc, location
 from runner.spec.jobspec import JobSpec
 from runner.spec.params import build
 
@@ -41,9 +41,9 @@ def describe(jobs: Iterable[JobSpec]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def record_memories(out: Path, jobs: Iterable[JobSpec]) -> None:
+def record_memories(out: Loc, jobs: Iterable[JobSpec]) -> None:
     """Add the jobs' memories to ``OUT/memories.json``."""
-    path = Path(out) / FILE
+    path = location(out) / FILE
     merged: dict[str, dict[str, Any]] = (
         json.loads(path.read_text()).get("memories", {}) if path.is_file() else {})
     for policy, entry in describe(jobs).items():

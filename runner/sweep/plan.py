@@ -10,7 +10,6 @@ import os
 import statistics
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -19,6 +18,7 @@ from runner.errors import FbenchError
 from runner.results.layout import Layout
 from runner.results.shard import SCHEMA
 from runner.results.validate import shard_is_valid
+from runner.results.where import ArrowPath, Loc, check_remote_out, dataset_source, location
 from runner.spec.jobspec import JobSpec
 from runner.sweep.expand import OVERWRITE, SweepSpec
 
@@ -37,8 +37,10 @@ def plugins(jobs: list[JobSpec]) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def check_out_dir(out: Path) -> None:
+def check_out_dir(out: Loc) -> None:
     """OUT must be a writable folder (created if missing); fail before writing anything."""
+    if isinstance(out, ArrowPath):
+        return check_remote_out(out)
     if out.exists() and not out.is_dir():
         raise FbenchError(f"--out {str(out)!r} is a file; give a folder")
     probe_parent = out if out.exists() else next(p for p in out.parents if p.exists())
@@ -52,7 +54,7 @@ def check_out_dir(out: Path) -> None:
     os.rmdir(probe)
 
 
-def existing_shards(out: Path) -> dict[str, Path]:
+def existing_shards(out: Loc) -> dict[str, Loc]:
     """job_id -> the file holding the job's rows: its shard, or (after ``fbench compact``)
     the compacted part that holds it (``runner.results.layout``)."""
     return Layout(out).sources()
@@ -66,11 +68,11 @@ class Plan:
     invalid: list[str]
     # files in OUT/shards that do not validate (this sweep's or stray): moved aside
     # to OUT/quarantine when the sweep starts, never deleted
-    quarantine: list[Path] = field(default_factory=list)
+    quarantine: list[Loc] = field(default_factory=list)
     # shards of jobs whose plugin code or workload version has changed: moved to
     # OUT/superseded (the new code's jobs run instead; the old rows are never aggregated
     # with the new)
-    superseded: list[Path] = field(default_factory=list)
+    superseded: list[Loc] = field(default_factory=list)
 
 
 def _differs(old: dict[str, object], new: dict[str, object]) -> str:
@@ -86,7 +88,7 @@ def _differs(old: dict[str, object], new: dict[str, object]) -> str:
     return "the same spec, expanded to other jobs by another fbench"
 
 
-def check_same_sweep(out: Path, spec: SweepSpec, jobs: list[JobSpec]) -> list[JobSpec]:
+def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[JobSpec]:
     """The jobs of the sweep recorded in OUT (``sweep.json``; none if there is none).
 
     A folder holding another sweep (an older format, or a spec whose jobs are not all
@@ -94,7 +96,7 @@ def check_same_sweep(out: Path, spec: SweepSpec, jobs: list[JobSpec]) -> list[Jo
     replaces it. A sweep that grows one (more seeds, another policy) resumes in it:
     every job it held is still one of its jobs, up to the plugin code that runs it
     (a job whose plugin changed is the same cell, run again)."""
-    path = Path(out) / "sweep.json"
+    path = location(out) / "sweep.json"
     if not path.is_file():
         return []
     fix = "use a new --out, or --overwrite always to replace its shards"
@@ -118,7 +120,7 @@ def check_same_sweep(out: Path, spec: SweepSpec, jobs: list[JobSpec]) -> list[Jo
     return old_jobs
 
 
-def plan(jobs: list[JobSpec], out: Path, overwrite: str, spec: SweepSpec | None = None
+def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None = None
          ) -> Plan:
     """Which jobs to run: resume skips jobs whose shard exists and validates; a shard
     that does not validate (corrupt, truncated, empty, another job's or a foreign
@@ -184,7 +186,7 @@ def sweep_workers(executor: str, address: str | None, max_in_flight: int | None
     return None
 
 
-def measured_seconds(p: Plan, out: Path) -> dict[str, tuple[Cell, float]]:
+def measured_seconds(p: Plan, out: Loc) -> dict[str, tuple[Cell, float]]:
     """``job_id -> ((workload, policy), wall_s of its final row)`` for every job of the
     plan whose rows in OUT are whole (done, or to be replaced by ``--overwrite always``)."""
     lay = Layout(out)
@@ -194,9 +196,10 @@ def measured_seconds(p: Plan, out: Path) -> dict[str, tuple[Cell, float]]:
            and (j.job_id not in pending or lay.is_valid(j.job_id))]
     if not ids:
         return {}
-    files = sorted({str(sources[j]) for j in ids})
+    paths, filesystem = dataset_source(sorted({sources[j] for j in ids}, key=str))
     try:
-        table = ds.dataset(files, schema=SCHEMA, format="parquet").to_table(
+        table = ds.dataset(paths, schema=SCHEMA, format="parquet",
+                           filesystem=filesystem).to_table(
             columns=["job_id", "workload", "policy", "wall_s"],
             filter=ds.field("is_final") & ds.field("job_id").isin(ids))
     except (OSError, pa.ArrowException) as exc:
@@ -261,7 +264,7 @@ class Estimate:
         return f"{head}; {basis}"
 
 
-def estimate(p: Plan, out: Path, executor: str, workers: int | None) -> Estimate:
+def estimate(p: Plan, out: Loc, executor: str, workers: int | None) -> Estimate:
     """How long the plan's jobs to run will take, from what this grid's jobs took in OUT
     (``measured_seconds``); nothing measured is no estimate, never a made-up cost."""
     walls = measured_seconds(p, out)

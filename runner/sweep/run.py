@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from cluster.base import Outcome
@@ -27,6 +26,7 @@ from runner.results.atomic import write_json
 from runner.results.layout import SUPERSEDED, quarantine, remove_all
 from runner.results.provenance import git_commit, provenance, versions
 from runner.results.shard import shard_path, write_shard
+from runner.results.where import Loc, location, relative
 from runner.spec.jobspec import JobSpec
 from runner.spec.plugins import plugin_env, plugin_folders
 from runner.sweep.expand import SweepSpec
@@ -70,14 +70,14 @@ def choose_executor(requested: str, address: str | None, jobs: list[JobSpec]) ->
 
 @dataclass
 class SweepResult:
-    out: Path
+    out: Loc
     total: int
     done: int = 0
     skipped: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
     executor: str = ""
-    quarantined: list[Path] = field(default_factory=list)
-    superseded: list[Path] = field(default_factory=list)
+    quarantined: list[Loc] = field(default_factory=list)
+    superseded: list[Loc] = field(default_factory=list)
     retried: int = 0  # runs of jobs that had failed before in this sweep
 
 
@@ -86,7 +86,7 @@ class Prepared:
     """A sweep checked end to end and ready to run; nothing written yet."""
 
     spec: SweepSpec
-    out: Path
+    out: Loc
     plan: Plan
     executor: str
     address: str | None
@@ -97,7 +97,7 @@ class Prepared:
 def prepare(
     spec: SweepSpec,
     jobs: list[JobSpec],
-    out: Path,
+    out: str | Loc,
     *,
     executor: str = "auto",
     address: str | None = None,
@@ -110,6 +110,7 @@ def prepare(
     if executor == "inline" and address:
         raise FbenchError(f"--address {address} names a Ray cluster but --executor inline "
                           "runs every job here: drop one of them")
+    out = location(out)
     check_out_dir(out)
     p = plan(jobs, out, overwrite, spec)
     name = choose_executor(executor, address, p.to_run)
@@ -140,8 +141,8 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
         "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
         "counts": {"total": len(p.jobs), "done": 0, "skipped": p.skipped, "failed": 0},
         "failures": [],
-        "quarantined": [q.relative_to(out).as_posix() for q in result.quarantined],
-        "superseded": [q.relative_to(out).as_posix() for q in result.superseded],
+        "quarantined": [relative(q, out).as_posix() for q in result.quarantined],
+        "superseded": [relative(q, out).as_posix() for q in result.superseded],
         "plugins": plugins(p.jobs),
     })
 
