@@ -19,11 +19,13 @@ from fbench.registry import Registry
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one job came back with: its result (a shard table), or the error's text."""
+    """What one job came back with: its result (a shard table), or the error's text;
+    ``stored``: the worker wrote the shard itself (shared OUT), and no table travels."""
 
     spec_json: str
     table: Any
     error: str | None = None
+    stored: bool = False
 
 
 TaskFn = Callable[[Sequence[str], str], list[Outcome]]  # (spec JSONs, node id) -> outcomes

@@ -85,6 +85,9 @@ def sweep(
     out: Annotated[str | None, typer.Option(
         help="Output folder (default results/), or a pyarrow.fs URI: s3://bucket/prefix.")
     ] = None,
+    shared_out: Annotated[bool, typer.Option(
+        help="OUT is a folder every Ray node mounts at the same path: workers write shards.")
+    ] = False,
     report_dir: Annotated[Path | None, typer.Option(
         help="Where RESULTS.md and the plots go (default OUT; needed when OUT is a URI).")
     ] = None,
@@ -148,6 +151,7 @@ def sweep(
         address=address or cfg.get("address"),
         max_in_flight=max_in_flight if max_in_flight is not None else cfg.get("max_in_flight"),
         overwrite=overwrite or cfg.get("overwrite", "failed"),
+        shared_out=shared_out,
     )
     if dry_run:
         p = prepared.plan

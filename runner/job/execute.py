@@ -1,6 +1,8 @@
 """The job function executors ship: a spec's JSON in, its shard table (or the error's
-traceback) out, as a ``cluster.Outcome``. ``job_task(prov)`` is that function with the
-driver's provenance bound, handed to an executor by reference."""
+traceback) out, as a ``cluster.Outcome``. ``job_task(prov, sink)`` is that function with
+the driver's provenance bound, handed to an executor by reference. With a ``sink`` (an
+OUT every worker reaches: object storage, or a folder every node mounts) the worker
+writes the shard there itself and only the outcome travels back."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from runner.adapters import MEMORIES
 from runner.job.run import JobResult, run_job
 from runner.metrics import METRICS
 from runner.results.provenance import provenance
-from runner.results.shard import shard_schema
+from runner.results.shard import shard_path, shard_schema, write_shard
+from runner.results.where import Loc
 from runner.spec.jobspec import JobSpec
 
 
@@ -61,15 +64,26 @@ def result_table(result: JobResult, node: str, prov: dict[str, Any] | None = Non
 
 
 PLUGIN_ERROR = "plugin: "  # an outcome's error that no rerun can mend: the sweep stops
+STORAGE_ERROR = "storage: "  # a worker could not write its shard to OUT: the sweep stops
 
 
-def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None) -> Outcome:
+def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
+            sink: Loc | None = None) -> Outcome:
     """The job function executors ship: never raises; a failure is an outcome (a
     plugin or a module this process cannot import: ``PLUGIN_ERROR`` and one line naming
-    it and the node)."""
+    it and the node; a shard ``sink`` refused: ``STORAGE_ERROR``)."""
     try:
         spec = JobSpec.from_dict(json.loads(spec_json))
-        return Outcome(spec_json, result_table(run_job(spec), node, prov))
+        table = result_table(run_job(spec), node, prov)
+        if sink is None:
+            return Outcome(spec_json, table)
+        try:
+            write_shard(shard_path(sink, spec), table)
+        except OSError as exc:
+            reason = " ".join(str(exc.strerror or exc).split())[:300]
+            return Outcome(spec_json, None, f"{STORAGE_ERROR}cannot write to {sink} "
+                                            f"{_where(node)}: {reason}")
+        return Outcome(spec_json, None, stored=True)
     except RegistryError as exc:
         return Outcome(spec_json, None, f"{PLUGIN_ERROR}{exc}, {_where(node)}")
     except ModuleNotFoundError as exc:  # a plugin's or fbench's own dependency
@@ -85,10 +99,11 @@ def _where(node: str) -> str:
 
 
 def execute_batch(
-    spec_jsons: Sequence[str], node: str, prov: dict[str, Any] | None = None
+    spec_jsons: Sequence[str], node: str, prov: dict[str, Any] | None = None,
+    sink: Loc | None = None,
 ) -> list[Outcome]:
     """Several jobs in one task (so each task carries enough work to pay its overhead)."""
-    return [execute(s, node, prov) for s in spec_jsons]
+    return [execute(s, node, prov, sink) for s in spec_jsons]
 
 
 def shipped_packages() -> list[str]:
@@ -105,6 +120,7 @@ def shipped_packages() -> list[str]:
             for m in (fbench, workloads, memcore, runner, cluster)]
 
 
-def job_task(prov: dict[str, Any] | None = None) -> TaskFn:
-    """``execute_batch`` with the driver's provenance bound (default: this process's)."""
-    return functools.partial(execute_batch, prov=prov or provenance())
+def job_task(prov: dict[str, Any] | None = None, sink: Loc | None = None) -> TaskFn:
+    """``execute_batch`` with the driver's provenance bound (default: this process's), and
+    the OUT the workers write their shards to (``None``: the driver writes them)."""
+    return functools.partial(execute_batch, prov=prov or provenance(), sink=sink)

@@ -159,7 +159,8 @@ def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
 # --- the summary -------------------------------------------------------------------------
 
 
-def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: bool = True) -> pa.Table:
+def aggregate(out: str | Loc, baseline: str = "keep_all", *,
+              require_baseline: bool = True) -> pa.Table:
     """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``.
 
     An absent baseline policy is an error, unless ``require_baseline`` is false (the

@@ -21,12 +21,12 @@ from typing import Any
 
 from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
-from runner.job.execute import PLUGIN_ERROR, job_task, shipped_packages
+from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
 from runner.results.atomic import write_json
 from runner.results.layout import SUPERSEDED, quarantine, remove_all
 from runner.results.provenance import git_commit, provenance, versions
 from runner.results.shard import shard_path, write_shard
-from runner.results.where import Loc, location, relative
+from runner.results.where import ArrowPath, Loc, location, relative
 from runner.spec.jobspec import JobSpec
 from runner.spec.plugins import plugin_env, plugin_folders
 from runner.sweep.expand import SweepSpec
@@ -92,6 +92,13 @@ class Prepared:
     address: str | None
     max_in_flight: int | None
     overwrite: str
+    shared_out: bool = False  # a local OUT every node mounts at the same path
+
+    @property
+    def workers_write(self) -> bool:
+        """The workers write the shards (OUT is object storage, or a declared shared
+        mount); else the driver writes every shard it is sent."""
+        return self.shared_out or isinstance(self.out, ArrowPath)
 
 
 def prepare(
@@ -103,6 +110,7 @@ def prepare(
     address: str | None = None,
     max_in_flight: int | None = None,
     overwrite: str = "failed",
+    shared_out: bool = False,
 ) -> Prepared:
     """Every check on the input, before anything is written."""
     from cluster import EXECUTORS
@@ -118,7 +126,10 @@ def prepare(
         raise FbenchError(unknown(name, "executor", [*EXECUTORS, "auto"]))
     if max_in_flight is not None and max_in_flight <= 0:
         raise FbenchError(f"--max-in-flight must be positive, got {max_in_flight}")
-    return Prepared(spec, out, p, name, address, max_in_flight, overwrite)
+    if shared_out and isinstance(out, ArrowPath):
+        raise FbenchError(f"--shared-out is for a folder every node mounts; {out} is object "
+                          "storage, which the workers write to anyway: drop --shared-out")
+    return Prepared(spec, out, p, name, address, max_in_flight, overwrite, shared_out)
 
 
 def _write_start(prepared: Prepared, result: SweepResult) -> None:
@@ -137,6 +148,7 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     write_json(out / "manifest.json", {
         "versions": versions(memory_libraries(p.jobs)), "git_commit": git_commit(),
         "executor": prepared.executor,
+        "shards_written_by": "workers" if prepared.workers_write else "driver",
         "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
         "started": datetime.now(UTC).isoformat(timespec="seconds"), "ended": None,
         "counts": {"total": len(p.jobs), "done": 0, "skipped": p.skipped, "failed": 0},
@@ -165,7 +177,8 @@ def run_sweep(
     ex = None
     if p.to_run:
         plugged = plugin_folders(p.to_run)
-        ex = EXECUTORS[name](task=job_task(provenance(memory_libraries(jobs))),
+        sink = out if prepared.workers_write else None
+        ex = EXECUTORS[name](task=job_task(provenance(memory_libraries(jobs)), sink),
                              ship=shipped_packages() + plugged,
                              sys_path=[q for q in sys.path if q] if plugged else [],
                              env=plugin_env(p.to_run),
@@ -186,7 +199,13 @@ def run_sweep(
             if o.error is not None and o.error.startswith(PLUGIN_ERROR):
                 raise FbenchError(f"{o.error.removeprefix(PLUGIN_ERROR)}, a worker of the "
                                   f"{name} executor: install it there too")
-            if o.table is not None:
+            if o.error is not None and o.error.startswith(STORAGE_ERROR):
+                raise FbenchError(f"{o.error.removeprefix(STORAGE_ERROR)}; the {result.done} "
+                                  "shard(s) written stay valid: fix the storage and rerun "
+                                  "the same command to resume")
+            if o.stored:
+                result.done += 1
+            elif o.table is not None:
                 write_shard(shard_path(out, job), o.table)
                 result.done += 1
             else:
