@@ -16,6 +16,10 @@ removing (the same rows) or a rerun made after compaction (the newer rows): both
 times the shard is the right copy. So a crash at any point neither loses a row nor
 counts one twice, and readers never have to dedupe.
 
+OUT may be object storage (``runner.results.where``): the same rules hold there, since
+every file is written whole (``runner.results.atomic``: one upload, shown by the store
+only once complete) and the index is still the one commit record.
+
 A ``Stamp`` (the shard's path relative to OUT, its size and mtime) identifies
 what a job's rows were read from; the index keeps each compacted job's stamp, so a
 summary's fingerprint is the same before and after compaction.
