@@ -233,3 +233,20 @@ def test_readme_object_storage_commands_run(s3: dict[str, str], tmp_path: Path,
         code, output = cli(*command.split()[1:])
         assert code == 0, f"{command}\n{output}"
     assert (tmp_path / "report" / "RESULTS.md").is_file()
+
+
+def test_an_unreachable_store_is_one_line(s3: dict[str, str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents an object store nobody answers at from hanging the sweep or ending in a
+    traceback: one line naming OUT and the connection failure, exit 2, within pyarrow's
+    retries (seconds)."""
+    from tests.s3_server import free_port
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+    start = time.monotonic()
+    code, output = cli("sweep", *GRID, "--no-report", "--out", f"s3://{BUCKET}/nowhere")
+    assert code == 2, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1 and "cannot be written" in lines[0], output
+    assert "connect" in lines[0].lower(), output
+    assert time.monotonic() - start < 60

@@ -196,3 +196,41 @@ def test_a_cluster_without_cpus_is_an_error_not_a_hang(tmp_path: Path) -> None:
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["error"] and "CPU" in got["error"] and "\n" not in got["error"]
     assert got["s"] < 30
+
+
+def test_cli_sweep_on_the_cluster_workers_write_to_s3(two_node_cluster: Cluster,
+                                                      tmp_path: Path) -> None:
+    """Prevents results in object storage from funnelling through the driver on a real
+    cluster: with `--out s3://...` (endpoint and credentials in the URI, nothing in the
+    nodes' environment) the workers of both nodes write their shards to a real
+    S3-compatible server, and the manifest says so."""
+    from runner.results.where import location
+    from runner.sweep.plan import existing_shards
+    from tests.s3_server import make_bucket, s3_server
+
+    with s3_server() as endpoint:
+        make_bucket(endpoint, "cluster")
+        out = (f"s3://fbench:fbench@cluster/sweep?endpoint_override="
+               f"{endpoint.removeprefix('http://')}&scheme=http")
+        res = subprocess.run(
+            [sys.executable, "-m", "runner.cli", "sweep", "--seeds", "6",
+             "--policies", "keep_all,ebbinghaus", "--workloads", "contradiction",
+             "--horizons", "1000", "--no-report",
+             "--address", two_node_cluster.address, "--out", out],
+            env=two_node_cluster.env, cwd=tmp_path, capture_output=True, text=True,
+            timeout=180,
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+        assert "12 run, 0 skipped" in res.stderr
+        import pyarrow.parquet as pq
+
+        from runner.results.where import arrow_source
+
+        loc = location(out)
+        shards = existing_shards(loc)
+        assert len(shards) == 12
+        nodes = {pq.read_table(arrow_source(p), columns=["node"]).column(0)[0].as_py()
+                 for p in shards.values()}
+        assert len(nodes) == 2, nodes
+        manifest = json.loads((loc / "manifest.json").read_text())
+        assert manifest["shards_written_by"] == "workers"
