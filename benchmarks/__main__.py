@@ -25,6 +25,10 @@ machine and the load average). Parts:
 9. ``incumbents``: per-job seconds and query latency of every incumbent library next to
    fbench's policies on the same stream (``benchmarks/bench_incumbents.py``; needs the
    ``incumbents`` extra).
+10. ``driver``: a sweep of trivial jobs end to end at ``--driver-jobs`` (default 10,000
+   and 100,000): seconds per 10,000 jobs, the driver's peak RSS, resume's scan,
+   compaction and aggregate after it (``benchmarks.bench_driver``; not in the default
+   run: about an hour at 100,000 here).
 
 ``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
 """
@@ -42,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
-PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep",
+PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep", "driver",
          "startup", "incumbents")
 
 
@@ -108,7 +112,15 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
     return {w: measure(w) for w in ("contradiction", "lifecycle")}
 
 
-RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
+def _driver(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_driver import measure
+
+    rows = [measure(int(n)) for n in args.driver_jobs.split(",")]
+    return {"command": f"python -m benchmarks.bench_driver --jobs {args.driver_jobs}",
+            "rows": rows}
+
+
+RUNNERS = {"run": _run_part, "driver": _driver, "horizons": _horizons, "store": _store,
            "executors": _executors, "aggregate": _aggregate, "seed": _seed, "sweep": _sweep,
            "startup": _startup, "incumbents": _incumbents}
 
@@ -116,10 +128,12 @@ RUNNERS = {"run": _run_part, "horizons": _horizons, "store": _store,
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default=",".join(PARTS), help="comma-separated parts")
+    ap.add_argument("--only", default=",".join(p for p in PARTS if p != "driver"),
+                    help="comma-separated parts")
     ap.add_argument("--multiples", default="1,10,100", help="horizon multiples for horizons")
     ap.add_argument("--workloads", default="contradiction,lifecycle",
                     help="workloads for horizons")
+    ap.add_argument("--driver-jobs", default="10000,100000", help="sweep sizes for driver")
     ap.add_argument("--output", type=Path, default=RESULTS)
     args = ap.parse_args()
     parts = [p for p in args.only.split(",") if p]

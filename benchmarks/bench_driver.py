@@ -1,0 +1,94 @@
+"""The driver at scale (#20): a sweep of N trivial jobs end to end, where what costs is
+fbench's own work per job (expand, plan, schedule, track, write), not the jobs'.
+
+The job: ``benchmarks.driver_plugin:Noop`` (a memory that keeps nothing) on
+``benchmarks.driver_plugin:TenEvents`` (10 events), one job per seed, run by
+``fbench sweep`` in a fresh process (file plugins, imported from the repository root).
+Figures, for each N:
+
+- ``sweep_s`` and ``s_per_10k``: the whole command, start-up included;
+- ``driver_peak_rss_mb``: the driver process's peak resident memory (``VmHWM``, polled;
+  the Ray workers and daemons are other processes);
+- ``resume_s``: the same command again, every job done (resume's scan of OUT);
+- ``compact_s`` and ``aggregate_after_compact_s``: ``fbench compact`` then
+  ``fbench aggregate`` on the result.
+
+Usage: ``python -m benchmarks.bench_driver [--jobs 10000,100000] [--executor ray]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = "benchmarks.driver_plugin"
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _timed(argv: list[str]) -> tuple[float, float, str]:
+    """Run ``fbench ARGV`` from the repository root: seconds, the driver's peak RSS (MB),
+    and its stderr's last line."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "runner.cli", *argv], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _peak_rss_mb(proc.pid) or 0.0)
+        time.sleep(0.2)
+    seconds = time.perf_counter() - start
+    err = proc.stderr.read() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise RuntimeError(f"fbench {' '.join(argv)} exited {proc.returncode}: {err[-2000:]}")
+    return seconds, peak, (err.strip().splitlines() or [""])[-1]
+
+
+def measure(n_jobs: int, executor: str = "ray", workdir: Path | None = None,
+            log: Any = print) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        out = str(Path(tmp) / "out")
+        sweep = ["sweep", "--seeds", str(n_jobs), "--policies", f"{PLUGIN}:Noop",
+                 "--workloads", f"{PLUGIN}:TenEvents", "--executor", executor,
+                 "--no-report", "--out", out]
+        sweep_s, rss, line = _timed(sweep)
+        log(f"{n_jobs:>9,} jobs  sweep {sweep_s:8.1f} s  ({sweep_s / n_jobs * 1e4:6.1f} s per "
+            f"10k)  driver peak RSS {rss:7.0f} MB   [{line}]")
+        resume_s, resume_rss, line = _timed(sweep)
+        log(f"{'':>14}resume {resume_s:7.1f} s  (peak RSS {resume_rss:.0f} MB)   [{line}]")
+        compact_s, _, line = _timed(["compact", out])
+        log(f"{'':>14}compact {compact_s:6.1f} s   [{line[:100]}]")
+        agg_s, agg_rss, _ = _timed(["aggregate", out, "--baseline", f"{PLUGIN}:Noop"])
+        log(f"{'':>14}aggregate after compact {agg_s:.1f} s (peak RSS {agg_rss:.0f} MB)")
+    return {"jobs": n_jobs, "executor": executor, "sweep_s": sweep_s,
+            "s_per_10k": sweep_s / n_jobs * 1e4, "driver_peak_rss_mb": rss,
+            "resume_s": resume_s, "resume_peak_rss_mb": resume_rss, "compact_s": compact_s,
+            "aggregate_after_compact_s": agg_s, "aggregate_peak_rss_mb": agg_rss}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", default="10000,100000")
+    ap.add_argument("--executor", default="ray")
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args()
+    rows = [measure(int(n), args.executor, args.workdir) for n in args.jobs.split(",")]
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
