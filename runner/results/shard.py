@@ -83,7 +83,10 @@ def is_shard_schema(schema: pa.Schema) -> bool:
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """``table`` with ``schema``'s columns: a category's split metrics it lacks are null."""
-    cols = [table.column(f.name) if f.name in table.column_names
+    if table.schema.equals(schema):
+        return table
+    have = set(table.column_names)  # (once: column_names is a new list at every call)
+    cols = [table.column(f.name) if f.name in have
             else pa.nulls(table.num_rows, f.type) for f in schema]
     return pa.Table.from_arrays(cols, schema=schema)
 

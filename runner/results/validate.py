@@ -93,11 +93,12 @@ def shard_is_valid(path: Loc, job_id: str) -> bool:
 
 
 def read_valid_shard(path: Loc, job_id: str) -> pa.Table | None:
-    """Every row of the shard if it validates, else None."""
-    if not shard_is_valid(path, job_id):
-        return None
+    """Every row of the shard if it validates, else None (the file opened once)."""
     try:
-        return pq.read_table(arrow_source(path), use_threads=False).replace_schema_metadata(None)
+        pf = pq.ParquetFile(arrow_source(path))
+        if footer_problem(path, job_id, pf.metadata, pf.schema_arrow):
+            return None
+        return pf.read(use_threads=False).replace_schema_metadata(None)
     except (OSError, pa.ArrowException):
         return None
 

@@ -96,9 +96,12 @@ class Prepared:
 
     @property
     def workers_write(self) -> bool:
-        """The workers write the shards (OUT is object storage, or a declared shared
-        mount); else the driver writes every shard it is sent."""
-        return self.shared_out or isinstance(self.out, ArrowPath)
+        """The workers write the shards when every worker reaches OUT: object storage, a
+        declared shared mount, or the embedded Ray (its workers are on this machine);
+        else (inline, or a local OUT on a cluster) the driver writes every shard."""
+        embedded = self.executor == "ray" and (
+            self.address or os.environ.get("RAY_ADDRESS") or "local") == "local"
+        return self.shared_out or isinstance(self.out, ArrowPath) or embedded
 
 
 def prepare(
