@@ -93,6 +93,8 @@ def test_a_sweep_on_s3_equals_the_local_one_and_reports_locally(
     assert (tmp_path / "rep" / "RESULTS.md").is_file()
     assert list((tmp_path / "rep" / "plots").glob("*.png"))
     assert f"fbench report {uri} --report-dir" in (tmp_path / "rep" / "RESULTS.md").read_text()
+    assert '"shards_written_by": "workers"' in (location(uri) / "manifest.json").read_text()
+    assert '"shards_written_by": "driver"' in (local / "manifest.json").read_text()  # inline
 
     code, output = cli("sweep", *GRID, "--no-report", "--out", uri)  # resume: all done
     assert code == 0, output
@@ -177,14 +179,15 @@ def _driver_must_not_write(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("runner.sweep.run.write_shard", refuse)
 
 
-@pytest.mark.parametrize("where", ["s3", "shared-out"])
+@pytest.mark.parametrize("where", ["s3", "shared-out", "embedded"])
 def test_ray_workers_write_their_own_shards(
         where: str, s3: dict[str, str], local: Path, ray_local: None, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents every result from funnelling through the driver when OUT is shared: on
     the Ray executor the workers write the shards (to s3:// with the endpoint and
-    credentials in the URI, or to a --shared-out folder), the driver writes none, and
-    the shards equal the local sweep's."""
+    credentials in the URI, to a --shared-out folder, or to any local folder on the
+    embedded Ray, whose workers share this machine), the driver writes none, and the
+    shards equal the local sweep's."""
     _driver_must_not_write(monkeypatch)
     if where == "s3":
         endpoint = s3["AWS_ENDPOINT_URL"].removeprefix("http://")
@@ -192,7 +195,8 @@ def test_ray_workers_write_their_own_shards(
                "&scheme=http")
         extra: list[str] = []
     else:
-        out, extra = str(tmp_path / "shared"), ["--shared-out"]
+        out = str(tmp_path / where)
+        extra = ["--shared-out"] if where == "shared-out" else []
     grid = [a if a != "inline" else "ray" for a in GRID]
     code, output = cli("sweep", *grid, "--no-report", "--out", out, *extra)
     assert code == 0, output
