@@ -113,11 +113,15 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _driver(args: argparse.Namespace) -> dict[str, Any]:
-    from benchmarks.bench_driver import measure
+    from benchmarks.bench_driver import extrapolate, measure, paper_line
 
     rows = [measure(int(n)) for n in args.driver_jobs.split(",")]
-    return {"command": f"python -m benchmarks.bench_driver --jobs {args.driver_jobs}",
-            "rows": rows}
+    result: dict[str, Any] = {
+        "command": f"python -m benchmarks.bench_driver --jobs {args.driver_jobs}", "rows": rows}
+    if len(rows) >= 2:
+        result["extrapolated"] = extrapolate(rows)
+        print(paper_line(result["extrapolated"]))
+    return result
 
 
 RUNNERS = {"run": _run_part, "driver": _driver, "horizons": _horizons, "store": _store,

@@ -23,6 +23,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,16 +44,20 @@ def _peak_rss_mb(pid: int) -> float | None:
 
 def _timed(argv: list[str]) -> tuple[float, float, str]:
     """Run ``fbench ARGV`` from the repository root: seconds, the driver's peak RSS (MB),
-    and its stderr's last line."""
+    and its output's last line."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "runner.cli", *argv], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0.0
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout or []), daemon=True)
+    reader.start()  # (drained as it comes: a full pipe would stall the command)
     while proc.poll() is None:
         peak = max(peak, _peak_rss_mb(proc.pid) or 0.0)
         time.sleep(0.2)
     seconds = time.perf_counter() - start
-    err = proc.stderr.read() if proc.stderr else ""
+    reader.join()
+    err = "".join(output)
     if proc.returncode != 0:
         raise RuntimeError(f"fbench {' '.join(argv)} exited {proc.returncode}: {err[-2000:]}")
     return seconds, peak, (err.strip().splitlines() or [""])[-1]
@@ -80,6 +85,33 @@ def measure(n_jobs: int, executor: str = "ray", workdir: Path | None = None,
             "aggregate_after_compact_s": agg_s, "aggregate_peak_rss_mb": agg_rss}
 
 
+FIGURES = ("sweep_s", "driver_peak_rss_mb", "resume_s", "resume_peak_rss_mb", "compact_s",
+           "aggregate_after_compact_s", "aggregate_peak_rss_mb")
+
+
+def extrapolate(rows: list[dict[str, Any]], n_jobs: int = 1_000_000) -> dict[str, Any]:
+    """Each figure at ``n_jobs``, on paper: the line through the two largest measured
+    sizes (fixed cost + cost per job; every step is O(jobs)), and that per-job cost."""
+    a, b = sorted(rows, key=lambda r: r["jobs"])[-2:]
+    out: dict[str, Any] = {"jobs": n_jobs, "from": [a["jobs"], b["jobs"]]}
+    for key in FIGURES:
+        slope = (b[key] - a[key]) / (b["jobs"] - a["jobs"])
+        out[key] = b[key] + slope * (n_jobs - b["jobs"])
+        out[f"{key}_per_job"] = slope
+    return out
+
+
+def paper_line(e: dict[str, Any]) -> str:
+    """The extrapolation for a person."""
+    return (f"on paper at {e['jobs']:,} jobs (the line through {e['from'][0]:,} and "
+            f"{e['from'][1]:,}): sweep {e['sweep_s'] / 3600:.1f} h, driver peak RSS "
+            f"{e['driver_peak_rss_mb'] / 1024:.1f} GB "
+            f"({e['driver_peak_rss_mb_per_job'] * 1024:.1f} KB per job), resume "
+            f"{e['resume_s']:.0f} s, compact {e['compact_s'] / 60:.0f} min, aggregate after "
+            f"compact {e['aggregate_after_compact_s']:.0f} s (peak RSS "
+            f"{e['aggregate_peak_rss_mb'] / 1024:.1f} GB)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", default="10000,100000")
@@ -87,7 +119,11 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     args = ap.parse_args()
     rows = [measure(int(n), args.executor, args.workdir) for n in args.jobs.split(",")]
-    print(json.dumps(rows, indent=1))
+    result: dict[str, Any] = {"rows": rows}
+    if len(rows) >= 2:
+        result["extrapolated"] = extrapolate(rows)
+        print(paper_line(result["extrapolated"]))
+    print(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

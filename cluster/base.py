@@ -20,12 +20,13 @@ from fbench.registry import Registry
 @dataclass(frozen=True)
 class Outcome:
     """What one job came back with: its result (a shard table), or the error's text;
-    ``stored``: the worker wrote the shard itself (shared OUT), and no table travels."""
+    ``stored``: the worker wrote the shard itself (shared OUT), and no table travels:
+    the shard's (size, mtime_ns) as written, for the commit log."""
 
     spec_json: str
     table: Any
     error: str | None = None
-    stored: bool = False
+    stored: tuple[int, int] | None = None
 
 
 TaskFn = Callable[[Sequence[str], str], list[Outcome]]  # (spec JSONs, node id) -> outcomes

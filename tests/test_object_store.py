@@ -18,6 +18,7 @@ import pytest
 from pyarrow import fs as pafs
 from typer.testing import CliRunner
 
+import runner.results.layout as layout
 from runner.cli import app
 from runner.results.aggregate import aggregate
 from runner.results.load import load_shards
@@ -75,10 +76,12 @@ def local(s3: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_sweep_on_s3_equals_the_local_one_and_reports_locally(
-        s3: dict[str, str], local: Path, tmp_path: Path) -> None:
+        s3: dict[str, str], local: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Prevents a remote OUT from losing, changing or misplacing anything: every shard,
     sweep.json, manifest, summary and comparisons land under the prefix, the rows equal
-    the local sweep's, and RESULTS.md and its plots go to --report-dir."""
+    the local sweep's, and RESULTS.md and its plots go to --report-dir; the resume trusts
+    the commit log's stamps (a listing's mtime against a HEAD's) and opens no shard."""
     uri = f"s3://{BUCKET}/plain"
     code, output = cli("sweep", *GRID, "--out", uri, "--report-dir", str(tmp_path / "rep"))
     assert code == 0, output
@@ -96,9 +99,12 @@ def test_a_sweep_on_s3_equals_the_local_one_and_reports_locally(
     assert '"shards_written_by": "workers"' in (location(uri) / "manifest.json").read_text()
     assert '"shards_written_by": "driver"' in (local / "manifest.json").read_text()  # inline
 
+    footer_reads: list[str] = []
+    monkeypatch.setattr(layout, "shard_is_valid", lambda p, j: footer_reads.append(j))
     code, output = cli("sweep", *GRID, "--no-report", "--out", uri)  # resume: all done
     assert code == 0, output
     assert f"0 run, {N_JOBS} skipped" in output
+    assert footer_reads == []
 
 
 def test_resume_after_a_killed_driver_on_s3(s3: dict[str, str], local: Path) -> None:

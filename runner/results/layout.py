@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from runner.errors import FbenchError
+from runner.results.commits import forget_commits, read_commits, same_stamp
 from runner.results.validate import part_problem, shard_is_valid
-from runner.results.where import ArrowPath, Loc, location, relative
+from runner.results.where import Loc, files_stat, is_remote, location, relative
 
 SHARDS = "shards"
 COMPACTED = "compacted"
@@ -111,17 +112,12 @@ def index_doc(parts: list[Part]) -> dict[str, object]:
     return {"format": INDEX_FORMAT, "parts": [p.to_dict() for p in parts]}
 
 
-def raw_shards(out: Loc) -> list[Loc]:
-    """``OUT/shards/**/*.parquet``, sorted, skipping names that start with "." (temporaries)."""
+def raw_shards(out: Loc) -> dict[Loc, tuple[int, int]]:
+    """``OUT/shards/**/*.parquet`` -> (size, mtime_ns), sorted by path, skipping names
+    that start with "." (temporaries): one walk, or one listing of a remote OUT."""
     root = location(out) / SHARDS
-    if not root.is_dir():
-        return []
-    remote = isinstance(root, ArrowPath)  # (whose rglob lists files only, in one request)
-    return sorted(
-        p for p in root.rglob("*.parquet")
-        if (remote or p.is_file())
-        and not any(part.startswith(".") for part in relative(p, root).parts)
-    )
+    return {p: (st.st_size, st.st_mtime_ns) for p, st in
+            sorted(files_stat(root), key=lambda f: f[0]) if p.name.endswith(".parquet")}
 
 
 class Layout:
@@ -129,8 +125,12 @@ class Layout:
 
     def __init__(self, out: Loc) -> None:
         self.out = location(out)
-        self.raw_files = raw_shards(self.out)
+        self.raw_stat = raw_shards(self.out)
+        self.raw_files = list(self.raw_stat)
         self.raw: dict[str, Loc] = {p.stem: p for p in self.raw_files}
+        self.committed = read_commits(self.out)
+        # raw shards known whole: committed (as listed now) or validated by ``is_valid``
+        self.verified: dict[str, tuple[int, int]] = {}
         self.parts = read_index(self.out)
         # job -> its part, for jobs without a shard (a shard always wins; see the docstring)
         self.compacted: dict[str, Part] = {
@@ -168,9 +168,15 @@ class Layout:
         """The job's counted rows are there and whole (a shard validates, or the part
         holding them reads with exactly the shard schema and the jobs the index names)."""
         if job_id in self.raw:
-            return shard_is_valid(self.raw[job_id], job_id)
+            path = self.raw[job_id]
+            stamp = self.raw_stat[path]
+            if not same_stamp(self.committed.get(job_id), stamp, remote=is_remote(path)) \
+                    and not shard_is_valid(path, job_id):
+                return False
+            self.verified[job_id] = stamp
+            return True
         part = self.compacted.get(job_id)
-        return part is not None and self.part_ok(part)
+        return part is not None and self.part_ok(part)  # (a part: read once, so cheap)
 
     def part_ok(self, part: Part) -> bool:
         """``part_is_valid``, checked once per part."""
@@ -193,6 +199,7 @@ def remove_all(out: Loc) -> None:
         lay.part_path(part).unlink(missing_ok=True)
     for path in lay.raw_files:
         path.unlink(missing_ok=True)
+    forget_commits(out)
 
 
 

@@ -16,6 +16,7 @@ Credentials and endpoints come from where pyarrow reads them: the URI's query
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import uuid
 from collections.abc import Iterator
@@ -140,10 +141,15 @@ class ArrowPath:
         return target
 
     def _files(self) -> Iterator[ArrowPath]:
+        return (p for p, _ in self.files_stat())
+
+    def files_stat(self) -> Iterator[tuple[ArrowPath, _Stat]]:
+        """Every file below, at any depth, with its size and mtime: one listing."""
         selector = pafs.FileSelector(self.path, recursive=True, allow_not_found=True)
         for info in self.fs.get_file_info(selector):
             if info.type == pafs.FileType.File:
-                yield ArrowPath(self.fs, info.path, self.scheme)
+                yield (ArrowPath(self.fs, info.path, self.scheme),
+                       _Stat(int(info.size or 0), int(info.mtime_ns or 0)))
 
     def rglob(self, pattern: str) -> Iterator[ArrowPath]:
         """Files below, at any depth, whose name matches ``pattern``."""
@@ -213,6 +219,32 @@ def check_remote_out(out: ArrowPath) -> None:
         raise FbenchError(f"--out {str(out)!r} cannot be written ({reason}); check the "
                           "bucket, the credentials and the endpoint (AWS_ENDPOINT_URL or "
                           "?endpoint_override=)") from None
+
+
+def files_stat(root: Loc) -> Iterator[tuple[Loc, _Stat]]:
+    """Every file below ``root`` (none if it is missing) with its size and mtime, in one
+    walk (local: ``os.scandir``) or one listing (remote), whose names and folders below
+    ``root`` do not start with "." (temporaries); unordered."""
+    if isinstance(root, ArrowPath):
+        for path, st in root.files_stat():
+            if not any(part.startswith(".") for part in path.relative_to(root).parts):
+                yield path, st
+        return
+    stack = [str(root)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        with entries:
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                if e.is_dir():
+                    stack.append(e.path)
+                elif e.is_file():
+                    info = e.stat()
+                    yield Path(e.path), _Stat(info.st_size, info.st_mtime_ns)
 
 
 def is_remote(loc: Loc) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -61,9 +62,13 @@ class JobSpec:
         return dataclasses.replace(self, code=(), workload_version="1")
 
     def canonical_json(self) -> str:
+        return self._canonical
+
+    @functools.cached_property
+    def _canonical(self) -> str:  # (computed once: a sweep asks for it several times)
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
-    @property
+    @functools.cached_property
     def job_id(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 

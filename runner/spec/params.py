@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import typing
 from collections.abc import Iterable, Mapping
@@ -22,6 +23,7 @@ NAMESPACES = ("policy", "workload", "store")
 _MISSING = object()
 
 
+@functools.cache
 def fields_of(cls: type) -> dict[str, tuple[type, Any]]:
     """``{name: (type, default)}`` of a params dataclass."""
     hints = typing.get_type_hints(cls)

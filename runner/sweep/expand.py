@@ -11,6 +11,7 @@ into the default cell, so a job never runs twice under two names.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -143,6 +144,8 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
     """Every job of the sweep, validated, deduplicated, in a stable order."""
     if not spec.seeds:
         raise FbenchError("a sweep needs at least one seed; give --seeds N or --seed-list")
+    if min(spec.seeds) < 0:
+        raise FbenchError(f"seed must be non-negative, got {min(spec.seeds)}")
     workloads, policies = workload_names(spec), policy_names(spec)
     if spec.baseline != DEFAULT_BASELINE and spec.baseline not in policies:
         raise FbenchError(f"baseline {spec.baseline!r} is not a policy of this sweep; "
@@ -164,6 +167,12 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
             keys = [k for k, _ in axes]
             for combo in itertools.product(*(vals for _, vals in axes)):
                 params = list(zip(keys, combo, strict=True))
+                if not data:  # a generator's job differs by seed only: validate once
+                    first = make_spec(w, policy, spec.seeds[0], int(raw), spec.k, params)
+                    for seed in spec.seeds:
+                        job = dataclasses.replace(first, seed=seed)
+                        jobs.setdefault(job.job_id, job)
+                    continue
                 for seed in spec.seeds:
                     horizon = raw if isinstance(raw, int) else scaled_horizon(raw, make_spec(
                         w, policy, seed, None, spec.k, params).horizon)

@@ -73,6 +73,9 @@ class Plan:
     # OUT/superseded (the new code's jobs run instead; the old rows are never aggregated
     # with the new)
     superseded: list[Loc] = field(default_factory=list)
+    # job_id -> (size, mtime_ns) of each shard found whole: the commit log the sweep
+    # starts from (``runner.results.commits``)
+    whole: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def _differs(old: dict[str, object], new: dict[str, object]) -> str:
@@ -114,6 +117,9 @@ def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[Job
         raise FbenchError(f"{path} is from another fbench (sweep format {fmt!r}, this one "
                           f"writes {SWEEP_FORMAT}); {fix}")
     new = json.loads(json.dumps(spec.to_dict()))
+    ids = {j.job_id for j in jobs}
+    if all(j.job_id in ids for j in old_jobs):  # (the usual resume: no cell to compare)
+        return old_jobs
     cells = {j.without_code().job_id for j in jobs}
     if not {j.without_code().job_id for j in old_jobs} <= cells:
         raise FbenchError(f"{str(out)!r} holds another sweep ({_differs(old, new)}); {fix}")
@@ -122,9 +128,10 @@ def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[Job
 
 def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None = None
          ) -> Plan:
-    """Which jobs to run: resume skips jobs whose shard exists and validates; a shard
-    that does not validate (corrupt, truncated, empty, another job's or a foreign
-    file) is quarantined and its job rerun."""
+    """Which jobs to run: resume skips jobs whose shard exists and validates (or is the
+    one the commit log stamped: ``runner.results.commits``); a shard that does not
+    validate (corrupt, truncated, empty, another job's or a foreign file) is
+    quarantined and its job rerun."""
     if overwrite not in OVERWRITE:
         raise FbenchError(f"--overwrite {overwrite!r} is not one of {', '.join(OVERWRITE)}")
     old_jobs = check_same_sweep(out, spec, jobs) if spec is not None and overwrite != "always" \
@@ -164,7 +171,8 @@ def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None =
             f"{first}); rerun with --overwrite failed to quarantine them and rerun their jobs"
         )
     bad = [layout.raw[j] for j in invalid if j in layout.raw] + stray
-    return Plan(jobs, to_run, len(jobs) - len(to_run), invalid, sorted(bad), superseded)
+    return Plan(jobs, to_run, len(jobs) - len(to_run), invalid, sorted(bad), superseded,
+                layout.verified)
 
 
 # -- the dry run's time estimate ---------------------------------------------------

@@ -9,6 +9,7 @@ Every check on the input happens before anything is written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -22,7 +23,8 @@ from typing import Any
 from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
-from runner.results.atomic import write_json
+from runner.results.atomic import write_json, write_text
+from runner.results.commits import CommitLog, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all
 from runner.results.provenance import git_commit, provenance, versions
 from runner.results.shard import shard_path, write_shard
@@ -135,6 +137,14 @@ def prepare(
     return Prepared(spec, out, p, name, address, max_in_flight, overwrite, shared_out)
 
 
+def sweep_record(spec: SweepSpec, jobs: list[JobSpec]) -> str:
+    """``sweep.json``'s text: the format, the spec, then the jobs, one per line (so a
+    million jobs encode at the JSON encoder's C speed and still read line by line)."""
+    head = json.dumps({"format": SWEEP_FORMAT, "spec": spec.to_dict()}, sort_keys=True)
+    lines = ",\n".join(json.dumps(j.to_dict(), sort_keys=True) for j in jobs)
+    return f'{head[:-1]}, "jobs": [\n{lines}\n]}}\n'
+
+
 def _write_start(prepared: Prepared, result: SweepResult) -> None:
     """Create OUT, clear what this run replaces, write sweep.json and the manifest."""
     out, p = prepared.out, prepared.plan
@@ -145,8 +155,8 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
         tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
     result.quarantined = quarantine(out, p.quarantine)
     result.superseded = quarantine(out, p.superseded, SUPERSEDED)
-    write_json(out / "sweep.json", {"format": SWEEP_FORMAT, "spec": prepared.spec.to_dict(),
-                                    "jobs": [j.to_dict() for j in p.jobs]})
+    fold_commits(out, p.whole)
+    write_text(out / "sweep.json", sweep_record(prepared.spec, p.jobs))
     record_memories(out, p.jobs)
     write_json(out / "manifest.json", {
         "versions": versions(memory_libraries(p.jobs)), "git_commit": git_commit(),
@@ -178,6 +188,7 @@ def run_sweep(
     jobs = p.jobs
     result = SweepResult(out, len(jobs), skipped=p.skipped, executor=name)
     ex = None
+    log: CommitLog | None = None
     if p.to_run:
         plugged = plugin_folders(p.to_run)
         sink = out if prepared.workers_write else None
@@ -194,6 +205,7 @@ def run_sweep(
         _write_start(prepared, result)
         if progress:
             progress(result)
+        log = CommitLog(out)
         by_spec = {j.canonical_json(): j for j in p.to_run}
         runs: Counter[str] = Counter()  # job -> its failed runs so far
 
@@ -206,10 +218,14 @@ def run_sweep(
                 raise FbenchError(f"{o.error.removeprefix(STORAGE_ERROR)}; the {result.done} "
                                   "shard(s) written stay valid: fix the storage and rerun "
                                   "the same command to resume")
-            if o.stored:
+            if o.stored is not None:
+                log.add(job.job_id, o.stored)
                 result.done += 1
             elif o.table is not None:
-                write_shard(shard_path(out, job), o.table)
+                path = shard_path(out, job)
+                write_shard(path, o.table)
+                st = path.stat()
+                log.add(job.job_id, (st.st_size, st.st_mtime_ns))
                 result.done += 1
             else:
                 runs[job.job_id] += 1
@@ -239,6 +255,11 @@ def run_sweep(
     finally:
         if ex is not None:
             ex.close()
+        if log is not None:
+            # (the shards written are whole, whatever stopped the sweep; a log that
+            # cannot be written loses only its shortcut: resume reads their footers)
+            with contextlib.suppress(OSError):
+                log.flush()
     try:
         manifest = json.loads((out / "manifest.json").read_text())
         manifest["ended"] = datetime.now(UTC).isoformat(timespec="seconds")
