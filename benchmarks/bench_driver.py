@@ -112,6 +112,21 @@ def paper_line(e: dict[str, Any]) -> str:
             f"{e['aggregate_peak_rss_mb'] / 1024:.1f} GB)")
 
 
+def readme_sentence(result: dict[str, Any]) -> str:
+    """README's sentence on the driver at scale, made from the largest measured sweep
+    (``tests/test_readme.py`` keeps README in step with ``benchmarks/results.json``)."""
+    r = max(result["rows"], key=lambda row: row["jobs"])
+    e = result["extrapolated"]
+    return (f"On this 2-core machine, {r['jobs']:,} trivial jobs (a memory that keeps "
+            f"nothing, on 10 events) took {r['sweep_s']:.0f} s on the embedded Ray, the "
+            f"driver's peak RSS {r['driver_peak_rss_mb']:.0f} MB; a resume that found them "
+            f"all done took {r['resume_s']:.1f} s, `fbench compact` {r['compact_s']:.0f} s "
+            f"and `fbench aggregate` after it {r['aggregate_after_compact_s']:.1f} s "
+            f"(`python -m benchmarks --only driver`). Each step costs time and memory in "
+            f"proportion to the jobs: on paper, {e['jobs']:,} jobs would take the driver "
+            f"{e['driver_peak_rss_mb'] / 1024:.1f} GB and a resume {e['resume_s']:.0f} s.")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", default="10000,100000")

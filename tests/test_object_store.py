@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyarrow import fs as pafs
@@ -23,7 +24,7 @@ from runner.cli import app
 from runner.results.aggregate import aggregate
 from runner.results.load import load_shards
 from runner.results.shard import NONDETERMINISTIC
-from runner.results.where import ArrowPath, arrow_source, location
+from runner.results.where import ArrowPath, Loc, arrow_source, location
 from runner.sweep.plan import existing_shards
 from tests.s3_server import make_bucket, s3_env, s3_server
 from tests.test_sweep_cli import nan_safe
@@ -54,6 +55,16 @@ def deterministic(out: str | Path) -> dict[str, list[dict[str, object]]]:
     return {job: nan_safe(pq.read_table(arrow_source(path)).drop(sorted(NONDETERMINISTIC))
                           .to_pylist())
             for job, path in sorted(existing_shards(location(out)).items())}
+
+
+def summary_bytes(out: Loc) -> bytes:
+    """OUT's summary.parquet, its rows and their schema, written again without the
+    metadata (which holds the shards' fingerprint: their paths and mtimes)."""
+    table = pq.read_table(arrow_source(out / "summary.parquet"))
+    meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"fbench.shards"}
+    buf = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), buf)
+    return bytes(buf.getvalue().to_pybytes())
 
 
 def keys(prefix: str) -> list[str]:
@@ -93,6 +104,8 @@ def test_a_sweep_on_s3_equals_the_local_one_and_reports_locally(
     assert not [n for n in names if "plots" in n or n.endswith(".md")]
     assert deterministic(uri) == deterministic(local)
     assert nan_safe(aggregate(uri).to_pylist()) == nan_safe(aggregate(local).to_pylist())
+    # byte for byte, but for the metadata's shard fingerprint (paths and mtimes differ)
+    assert summary_bytes(location(uri)) == summary_bytes(local)
     assert (tmp_path / "rep" / "RESULTS.md").is_file()
     assert list((tmp_path / "rep" / "plots").glob("*.png"))
     assert f"fbench report {uri} --report-dir" in (tmp_path / "rep" / "RESULTS.md").read_text()

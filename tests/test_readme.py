@@ -265,3 +265,14 @@ def test_readme_timing_is_the_benchmarks() -> None:
 
     results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
     assert readme_sentence(results["sweep"]["result"]) in " ".join(README.split())
+
+
+def test_readme_driver_scale_is_the_benchmarks() -> None:
+    """Prevents a stale scale claim: README's sentence on how far one driver goes is the
+    one benchmarks/bench_driver.py makes from its last figures."""
+    import json
+
+    from benchmarks.bench_driver import readme_sentence
+
+    results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+    assert readme_sentence(results["driver"]["result"]) in " ".join(README.split())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,20 @@ def write_bytes(path: Loc, data: bytes) -> None:
         path.write_bytes(data)
     else:
         write_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def write_chunks(path: Loc, chunks: Iterable[str]) -> None:
+    """Text made of ``chunks``, written without holding it whole in a local folder (an
+    object is still made in memory first: one upload, never half of one)."""
+    if isinstance(path, ArrowPath):
+        path.write_bytes("".join(chunks).encode("utf-8"))
+        return
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(chunks)
+
+    write_atomic(path, write)
 
 
 def write_json(path: Loc, doc: Any) -> None:

@@ -6,6 +6,9 @@ OUT/compacted/part-NNNNNN.parquet            many jobs' rows, written by `fbench
 OUT/compacted/index.json                     the committed parts: each part's row count,
                                              and for each of its jobs the stamp of the
                                              shard its rows came from
+OUT/commits/SEGMENT.json                     the size and mtime of shards known whole, so
+                                             resume need not reopen them
+                                             (``runner.results.commits``)
 ```
 
 The index is the commit record, written atomically: a part file it does not list

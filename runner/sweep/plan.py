@@ -92,7 +92,8 @@ def _differs(old: dict[str, object], new: dict[str, object]) -> str:
 
 
 def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[JobSpec]:
-    """The jobs of the sweep recorded in OUT (``sweep.json``; none if there is none).
+    """The jobs of the sweep recorded in OUT (``sweep.json``) that are not among ``jobs``
+    (their plugin code or workload version has changed); none if there is no record.
 
     A folder holding another sweep (an older format, or a spec whose jobs are not all
     among this one's) is refused before anything is written; ``--overwrite always``
@@ -103,27 +104,29 @@ def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[Job
     if not path.is_file():
         return []
     fix = "use a new --out, or --overwrite always to replace its shards"
+    ids = {j.job_id for j in jobs}
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         old = doc["spec"]
         fmt = doc.get("format", SWEEP_FORMAT)  # sweep.json before "format" was format 1
         if not isinstance(old, dict):
             raise TypeError("spec is not a table")
-        old_jobs = [JobSpec.from_dict(j) for j in doc["jobs"]]
+        # (only the jobs this sweep lacks are kept: at a million jobs, the rest is memory)
+        others = [job for d in doc["jobs"] if (job := JobSpec.from_dict(d)).job_id not in ids]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise FbenchError(f"{path} is not a sweep record fbench can read ({exc}); {fix}"
                           ) from None
+    del doc
     if fmt != SWEEP_FORMAT:
         raise FbenchError(f"{path} is from another fbench (sweep format {fmt!r}, this one "
                           f"writes {SWEEP_FORMAT}); {fix}")
+    if not others:  # (the usual resume: no cell to compare)
+        return []
     new = json.loads(json.dumps(spec.to_dict()))
-    ids = {j.job_id for j in jobs}
-    if all(j.job_id in ids for j in old_jobs):  # (the usual resume: no cell to compare)
-        return old_jobs
     cells = {j.without_code().job_id for j in jobs}
-    if not {j.without_code().job_id for j in old_jobs} <= cells:
+    if not {j.without_code().job_id for j in others} <= cells:
         raise FbenchError(f"{str(out)!r} holds another sweep ({_differs(old, new)}); {fix}")
-    return old_jobs
+    return others
 
 
 def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None = None
@@ -140,7 +143,7 @@ def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None =
     have = layout.sources()
     ids = {j.job_id for j in jobs}
     # jobs of the recorded sweep whose plugin code or workload version changed: set aside
-    outdated = {j.job_id for j in old_jobs if j.job_id not in ids and j.job_id in have}
+    outdated = {j.job_id for j in old_jobs if j.job_id in have}
     in_parts = sorted(outdated - set(layout.raw))
     if in_parts:
         raise FbenchError(

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
-from runner.results.atomic import write_json, write_text
+from runner.results.atomic import write_chunks, write_json
 from runner.results.commits import CommitLog, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all
 from runner.results.provenance import git_commit, provenance, versions
@@ -137,12 +137,15 @@ def prepare(
     return Prepared(spec, out, p, name, address, max_in_flight, overwrite, shared_out)
 
 
-def sweep_record(spec: SweepSpec, jobs: list[JobSpec]) -> str:
-    """``sweep.json``'s text: the format, the spec, then the jobs, one per line (so a
-    million jobs encode at the JSON encoder's C speed and still read line by line)."""
+def sweep_record(spec: SweepSpec, jobs: list[JobSpec]) -> Iterator[str]:
+    """``sweep.json``'s text, in pieces: the format, the spec, then the jobs, one per line
+    (so a million jobs encode at the JSON encoder's C speed, are written as they are
+    encoded, and still read line by line)."""
     head = json.dumps({"format": SWEEP_FORMAT, "spec": spec.to_dict()}, sort_keys=True)
-    lines = ",\n".join(json.dumps(j.to_dict(), sort_keys=True) for j in jobs)
-    return f'{head[:-1]}, "jobs": [\n{lines}\n]}}\n'
+    yield f'{head[:-1]}, "jobs": ['
+    for i, job in enumerate(jobs):
+        yield ("\n" if i == 0 else ",\n") + json.dumps(job.to_dict(), sort_keys=True)
+    yield "\n]}\n"
 
 
 def _write_start(prepared: Prepared, result: SweepResult) -> None:
@@ -156,7 +159,7 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     result.quarantined = quarantine(out, p.quarantine)
     result.superseded = quarantine(out, p.superseded, SUPERSEDED)
     fold_commits(out, p.whole)
-    write_text(out / "sweep.json", sweep_record(prepared.spec, p.jobs))
+    write_chunks(out / "sweep.json", sweep_record(prepared.spec, p.jobs))
     record_memories(out, p.jobs)
     write_json(out / "manifest.json", {
         "versions": versions(memory_libraries(p.jobs)), "git_commit": git_commit(),
