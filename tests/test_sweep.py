@@ -266,3 +266,27 @@ def test_failed_job_is_recorded_not_fatal(tmp_path: Path, monkeypatch: pytest.Mo
 def test_nondeterministic_columns_are_only_timing_and_node() -> None:
     """Prevents the determinism comparisons from ignoring a real metric."""
     assert {"wall_s", "query_ms_mean", "query_ms_p95", "node"} == NONDETERMINISTIC
+
+
+@pytest.mark.parametrize("layout", ["one job per line", "indented (an older fbench)"])
+def test_the_recorded_spec_reads_from_either_sweep_json_layout(layout: str,
+                                                               tmp_path: Path) -> None:
+    """Prevents aggregate and report from misreading the sweep's config (baseline,
+    declared comparisons) from a sweep.json written one job per line, which they read
+    from its first line, or from an indented one an older fbench wrote."""
+    import json
+
+    from runner.results.sweep_config import recorded_spec, sweep_baseline, sweep_family
+    from runner.sweep.run import sweep_record
+
+    spec = SweepSpec(seeds=(0, 1), policies=("keep_all", "ebbinghaus"), workloads=C,
+                     baseline="ebbinghaus", compare=(("ebbinghaus", "keep_all"),))
+    text = "".join(sweep_record(spec, expand(spec)))
+    if layout != "one job per line":
+        text = json.dumps(json.loads(text), indent=1)
+    (tmp_path / "sweep.json").write_text(text)
+    assert json.loads(text)["spec"] == recorded_spec(tmp_path) == json.loads(
+        json.dumps(spec.to_dict()))
+    assert sweep_baseline(tmp_path) == "ebbinghaus"
+    assert sweep_family(tmp_path)[0] == [("ebbinghaus", "keep_all")]
+    assert len(json.loads(text)["jobs"]) == 4

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,12 +35,13 @@ def shard_files(out: Loc) -> list[Loc]:
 
 
 def load_shards(
-    out: Loc, *, final_only: bool = False, columns: Sequence[str] | None = None
+    out: Loc, *, final_only: bool = False, columns: Sequence[str] | None = None,
+    skip: Collection[str] = (),
 ) -> pa.Table:
     """Every shard row (or only final rows), read with the shard schema of the files' query
     categories (``runner.results.shard.shard_schema``: a job without a category has nulls
     in its columns), from raw shards and compacted parts alike (each job from one place:
-    ``runner.results.layout``)."""
+    ``runner.results.layout``); ``columns`` only (default: all but ``skip``)."""
     out = location(out)
     lay = Layout(out)
     parts = [lay.part_path(p) for p in lay.live_parts]
@@ -55,7 +56,8 @@ def load_shards(
         named = {dataset_source([f])[0][0]: f for f in lay.raw_files}
         schema = shard_schema(sorted({c for d, _, shards in groups
                                       for c in _check_required(d, shards, named)}))
-        wanted = list(columns) if columns is not None else schema.names
+        wanted = list(columns) if columns is not None else [
+            c for c in schema.names if c not in skip]
         read = wanted + [c for c in ROW_ORDER if c not in wanted]
         tables = []
         for dataset, drop, _ in groups:
@@ -64,7 +66,7 @@ def load_shards(
                 conditions.append(~ds.field("job_id").isin(drop))
             where = functools.reduce(operator.and_, conditions) if conditions else None
             tables.append(dataset.replace_schema(schema).to_table(columns=read, filter=where))
-        table = pa.concat_tables(tables).combine_chunks()
+        table = pa.concat_tables(tables)  # (take, below, makes one contiguous copy)
     except (OSError, pa.ArrowException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FbenchError(f"cannot read the shards in {out / 'shards'}: {first}") from None
