@@ -285,3 +285,26 @@ def test_tour_commands_work_in_a_fresh_folder(tmp_path: Path) -> None:
                            text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "0 run, 6 skipped" in again.stderr, again.stderr
+
+
+def test_a_sweep_shows_it_is_planning_on_a_terminal(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a silent wait before the progress bar: on a terminal, a sweep says it is
+    expanding the grid and reading OUT (at 100,000 jobs, seconds); piped, it prints no
+    spinner at all (the tests' captured stderr stays exactly what it was)."""
+    import importlib
+    import io
+
+    cli_app = importlib.import_module("runner.cli.app")  # (runner.cli.app: the Typer app)
+    screen = io.StringIO()
+    monkeypatch.setattr(cli_app, "err", cli_app.StreamConsole(file=screen, force_terminal=True))
+    args = ("sweep", "--seeds", "2", "--policies", "keep_all", "--workloads", "contradiction",
+            "--horizons", "120", "--executor", "inline", "--no-report", "--out",
+            str(tmp_path / "out"))
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    shown = screen.getvalue()
+    assert "planning 2 jobs: reading what" in shown, shown
+    monkeypatch.undo()
+    piped = invoke(*args)
+    assert piped.exit_code == 0 and "planning" not in piped.output, piped.output

@@ -140,19 +140,24 @@ def sweep(
     }
     overrides["params"] = merge_params(spec_from_config(cfg).get("params", ()), param or [])
     spec = build_spec(cfg, overrides)
-    jobs = expand(spec)
-    folder = location(out or str(cfg.get("out", "results")))
-    if report and report_dir is None and isinstance(folder, ArrowPath):
-        raise FbenchError(f"--out {folder} is remote: give --report-dir DIR (a local folder "
-                          "for RESULTS.md and the plots), or --no-report")
-    prepared = prepare(
-        spec, jobs, folder,
-        executor=executor or cfg.get("executor", "auto"),
-        address=address or cfg.get("address"),
-        max_in_flight=max_in_flight if max_in_flight is not None else cfg.get("max_in_flight"),
-        overwrite=overwrite or cfg.get("overwrite", "failed"),
-        shared_out=shared_out,
-    )
+    # (a spinner on a terminal while the grid expands and OUT is read: at 100,000 jobs,
+    # seconds; nothing elsewhere)
+    with err.status("expanding the grid ...") as status:
+        jobs = expand(spec)
+        folder = location(out or str(cfg.get("out", "results")))
+        if report and report_dir is None and isinstance(folder, ArrowPath):
+            raise FbenchError(f"--out {folder} is remote: give --report-dir DIR (a local "
+                              "folder for RESULTS.md and the plots), or --no-report")
+        status.update(f"planning {len(jobs):,} jobs: reading what {folder} holds ...")
+        prepared = prepare(
+            spec, jobs, folder,
+            executor=executor or cfg.get("executor", "auto"),
+            address=address or cfg.get("address"),
+            max_in_flight=(max_in_flight if max_in_flight is not None
+                           else cfg.get("max_in_flight")),
+            overwrite=overwrite or cfg.get("overwrite", "failed"),
+            shared_out=shared_out,
+        )
     if dry_run:
         p = prepared.plan
         aside = (f", {len(p.quarantine)} shard(s) that do not validate to quarantine"
