@@ -24,9 +24,10 @@ from runner.job.execute import execute
 from runner.metrics import METRICS
 from runner.report.blocks import seed_ranges
 from runner.report.markdown import write_report
-from runner.results.aggregate import SUMMARY, aggregate, baseline_params, read_summary
+from runner.results.aggregate import SUMMARY, aggregate, baseline_params
 from runner.results.load import load_shards, shard_files
 from runner.results.shard import shard_path, write_shard
+from runner.results.summary import read_summary
 from runner.results.tables import main_table
 from runner.spec.resolve import make_spec
 

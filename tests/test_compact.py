@@ -23,11 +23,12 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.errors import FbenchError
-from runner.results.aggregate import SUMMARY, aggregate, summary_is_current
+from runner.results.aggregate import SUMMARY, aggregate
 from runner.results.compact import Compaction, compact
 from runner.results.layout import COMPACTED, Layout, index_path
 from runner.results.load import load_shards
 from runner.results.shard import NONDETERMINISTIC, SCHEMA, shard_path, write_shard
+from runner.results.summary import summary_is_current
 from runner.spec.jobspec import JobSpec
 from runner.sweep.expand import SweepSpec, expand
 from runner.sweep.plan import existing_shards, plan

@@ -112,7 +112,8 @@ def test_the_incumbent_sweeps_are_the_grids_readme_describes(
     """Prevents the committed incumbents configs drifting from README (the job counts it
     quotes) and from the issue's grid: 20 seeds, three workloads, the oracle at every
     budget sweeps/frontier.toml uses, both embedders."""
-    from runner.sweep.expand import build_spec, expand, load_config
+    from runner.sweep.config import build_spec, load_config
+    from runner.sweep.expand import expand
 
     root = Path(__file__).resolve().parent.parent
     config = load_config(root / "sweeps" / f"{name}.toml")

@@ -20,9 +20,10 @@ from runner.analysis import stats
 from runner.report import claims
 from runner.report.evidence import Evidence
 from runner.report.reproduction import PUBLISHED
-from runner.results.aggregate import aggregate, read_summary
+from runner.results.aggregate import aggregate
 from runner.results.comparisons import COMPARISONS, adjust, verdict
 from runner.results.pairing import Baselines, is_default_variant
+from runner.results.summary import read_summary
 from runner.spec.axes import OWN
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,8 @@ from runner.report.markdown import write_report
 from runner.results.load import shard_files
 from runner.results.shard import shard_path, write_shard
 from runner.spec.resolve import make_spec
-from runner.sweep.expand import SweepSpec, build_spec, expand, load_config, policy_names
+from runner.sweep.config import build_spec, load_config
+from runner.sweep.expand import SweepSpec, expand, policy_names
 from runner.sweep.run import prepare, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent

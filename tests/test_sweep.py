@@ -9,15 +9,8 @@ import pytest
 
 from runner.errors import FbenchError
 from runner.results.shard import NONDETERMINISTIC
-from runner.sweep.expand import (
-    SweepSpec,
-    build_spec,
-    expand,
-    horizon_of,
-    load_config,
-    merge_params,
-    parse_seed_list,
-)
+from runner.sweep.config import build_spec, load_config, merge_params, parse_seed_list
+from runner.sweep.expand import SweepSpec, expand, horizon_of
 from runner.sweep.plan import existing_shards, plan
 from runner.sweep.run import choose_executor, prepare, run_sweep
 from workloads import WORKLOADS

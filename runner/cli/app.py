@@ -114,9 +114,8 @@ def sweep(
 ) -> None:
     """Run seeds × policies × workloads × horizons × params, one Parquet shard per job."""
     from runner.results.where import ArrowPath, location
-    from runner.sweep.expand import (
+    from runner.sweep.config import (
         build_spec,
-        expand,
         load_config,
         merge_params,
         parse_list,
@@ -124,6 +123,7 @@ def sweep(
         seeds_from_count,
         spec_from_config,
     )
+    from runner.sweep.expand import expand
     from runner.sweep.run import prepare
 
     cfg = load_config(config) if config is not None else {}

@@ -78,14 +78,12 @@ def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
         if sink is None:
             return Outcome(spec_json, table)
         try:
-            path = shard_path(sink, spec)
-            write_shard(path, table)
-            st = path.stat()
+            stamp = write_shard(shard_path(sink, spec), table)
         except OSError as exc:
             reason = " ".join(str(exc.strerror or exc).split())[:300]
             return Outcome(spec_json, None, f"{STORAGE_ERROR}cannot write to {sink} "
                                             f"{_where(node)}: {reason}")
-        return Outcome(spec_json, None, stored=(st.st_size, st.st_mtime_ns))
+        return Outcome(spec_json, None, stored=stamp)
     except RegistryError as exc:
         return Outcome(spec_json, None, f"{PLUGIN_ERROR}{exc}, {_where(node)}")
     except ModuleNotFoundError as exc:  # a plugin's or fbench's own dependency

@@ -10,8 +10,9 @@ seed: Δ, its t interval, the sign-flip p, the MDD, and two flags (bit-identical
 seed; the baseline at the metric's bound, so "better" is impossible). A cell with no
 baseline at its embedder is not paired across: its ``baseline_note`` says so (the rule
 is ``runner.results.pairing``); comparisons go to ``OUT/comparisons.parquet``
-(``runner.results.comparisons``). Also: the summary read back (recomputed when stale) and
-indexed by cell. Shards are read by ``runner.results.load``, shown by ``.tables``.
+(``runner.results.comparisons``). Also: the summary indexed by cell (read back, and
+recomputed when stale: ``runner.results.summary``). Shards are read by
+``runner.results.load``, shown by ``.tables``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from runner.analysis import stats
 from runner.errors import FbenchError
@@ -41,8 +41,8 @@ from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported
     twins,
 )
 from runner.results.shard import compared_metrics
-from runner.results.sweep_config import sweep_baseline, sweep_family
-from runner.results.where import Loc, arrow_source, location
+from runner.results.sweep_config import sweep_family
+from runner.results.where import Loc, location
 
 SUMMARY = "summary.parquet"
 CELL = ("workload", "horizon", "k", "policy", "params")
@@ -265,37 +265,3 @@ class SummaryIndex:
 def summary_baseline(summary: pa.Table) -> str:
     meta = summary.schema.metadata or {}
     return meta.get(b"fbench.baseline", b"keep_all").decode()
-
-
-def summary_is_current(out: Loc) -> bool:
-    """The summary exists, was made from exactly these shards, and is newer than each
-    (a compacted job counts as the shard it came from)."""
-    out = location(out)
-    path = out / SUMMARY
-    if not path.is_file():
-        return False
-    stamps = Layout(out).stamps()
-    meta = pq.read_schema(arrow_source(path)).metadata or {}
-    if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
-        return False
-    if meta.get(b"fbench.family", b"").decode() != json.dumps(sweep_family(out)):
-        return False  # the sweep's declared comparisons changed: the family did
-    from runner.results.comparisons import COMPARISONS
-
-    if not (out / COMPARISONS).is_file():
-        return False
-    made = path.stat().st_mtime_ns
-    return all(s.mtime_ns <= made for s in stamps)
-
-
-def read_summary(out: Loc) -> pa.Table:
-    """``OUT/summary.parquet``, recomputed first if missing or stale (with the same baseline;
-    if there was none, the sweep config's ``baseline`` or ``keep_all``, and then no
-    comparisons if that policy did not run)."""
-    out = location(out)
-    path = out / SUMMARY
-    if summary_is_current(out):
-        return pq.read_table(arrow_source(path))
-    if path.is_file():
-        return aggregate(out, summary_baseline(pq.read_table(arrow_source(path))))
-    return aggregate(out, sweep_baseline(out), require_baseline=False)

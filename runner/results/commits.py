@@ -85,18 +85,13 @@ def _write_segment(out: Loc, stamps: dict[str, Stamped]) -> Loc:
 
 
 def fold_commits(out: Loc, stamps: dict[str, Stamped]) -> None:
-    """Replace the log by one segment of ``stamps``: written first, then the older
-    segments removed (a crash in between leaves both, which read the same)."""
+    """Replace the log by one segment of ``stamps`` (none: remove the log, as
+    ``--overwrite always`` does): written first, then the older segments removed (a
+    crash in between leaves both, which read the same)."""
     old = _segments(out)
     if stamps:
         _write_segment(out, stamps)
     for seg in old:
-        seg.unlink(missing_ok=True)
-
-
-def forget_commits(out: Loc) -> None:
-    """Remove the log (``--overwrite always`` removes every shard)."""
-    for seg in _segments(out):
         seg.unlink(missing_ok=True)
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from runner.errors import FbenchError
-from runner.results.commits import forget_commits, read_commits, same_stamp
+from runner.results.commits import fold_commits, read_commits, same_stamp
 from runner.results.validate import part_problem, shard_is_valid
 from runner.results.where import Loc, files_stat, is_remote, location, relative
 
@@ -202,7 +202,7 @@ def remove_all(out: Loc) -> None:
         lay.part_path(part).unlink(missing_ok=True)
     for path in lay.raw_files:
         path.unlink(missing_ok=True)
-    forget_commits(out)
+    fold_commits(out, {})  # (the commit log: no shard left to vouch for)
 
 
 

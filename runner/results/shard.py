@@ -114,7 +114,10 @@ def shard_path(out: Loc, spec: JobSpec) -> Loc:
         f"{spec.job_id}.parquet")
 
 
-def write_shard(path: Loc, table: pa.Table) -> None:
-    """Write via a temporary name in the same folder and an atomic rename."""
+def write_shard(path: Loc, table: pa.Table) -> tuple[int, int]:
+    """Write via a temporary name in the same folder and an atomic rename (remote: one
+    upload); the shard's (size, mtime_ns) as written, its stamp in the commit log."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_parquet(path, table)
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns

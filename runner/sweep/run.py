@@ -225,10 +225,7 @@ def run_sweep(
                 log.add(job.job_id, o.stored)
                 result.done += 1
             elif o.table is not None:
-                path = shard_path(out, job)
-                write_shard(path, o.table)
-                st = path.stat()
-                log.add(job.job_id, (st.st_size, st.st_mtime_ns))
+                log.add(job.job_id, write_shard(shard_path(out, job), o.table))
                 result.done += 1
             else:
                 runs[job.job_id] += 1

@@ -1,0 +1,70 @@
+"""RESULTS.md's account of what ran: the report's own command (to regenerate it), the
+"What ran" paragraph, and the Versions table, each from what the shards recorded
+(``runner.report.markdown`` places them)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+
+from runner.analysis import stats
+from runner.report.blocks import count, span, table
+from runner.report.findings import ReportIndex
+from runner.results.where import ArrowPath, Loc, is_uri
+
+
+def report_command(out: Loc, include: Sequence[str | Loc], output: Path,
+             calibration: Path | None = None) -> str:
+    """The report's own command, with paths relative to the report's folder (the sweeps
+    themselves: each folder's sweep.json holds its spec)."""
+    def rel(p: str | Loc) -> str:
+        if isinstance(p, ArrowPath) or (isinstance(p, str) and is_uri(p)):
+            return str(p)
+        return Path(os.path.relpath(Path(p).resolve(), output.parent.resolve())).as_posix()
+
+    to = (f"--report-dir {rel(output.parent)}" if isinstance(out, ArrowPath)
+          else f"--output {output.name}")
+    parts = ["fbench report", rel(out), *(f"--include {rel(i)}" for i in include), to,
+             *([f"--calibration {rel(calibration)}"] if calibration else [])]
+    return " ".join(parts)
+
+
+def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> list[str]:
+    n_jobs = len(set(shards.column("job_id").to_pylist()))
+    ns = [idx.n_jobs(c) for c in idx.cells]
+    workloads = sorted({s[0] for s in idx.settings()})
+    policies = sorted({c[3] for c in idx.cells})
+    versions = sorted({v for v in shards.column("fbench_version").to_pylist() if v})
+    commits = sorted({c[:12] for c in shards.column("git_commit").to_pylist() if c})
+    small = min(ns) < stats.SMALL_N
+    return ["## What ran", "",
+            f"{count(n_jobs, 'job')}: {count(len(idx.cells), 'cell')} in "
+            f"{count(len(idx.settings()), 'setting')} ({', '.join(workloads)}), "
+            f"{len(policies)} memories, n = {span(ns)} seeds per cell; fbench "
+            f"{', '.join(versions) or '?'} at {', '.join(commits) or '?'}. Baseline: "
+            f"`{idx.baseline}`."
+            + (f" **Below {stats.SMALL_N} seeds the intervals are wide and the tests weak**"
+               " (at 5 seeds no sign-flip p can go below 0.0625)." if small else "")
+            + (f" Regenerate: rerun each sweep (its spec is its folder's `sweep.json`), then "
+               f"`{command}`." if command else ""), ""]
+
+
+def versions_section(shards: pa.Table) -> list[str]:
+    cols = [shards.column(c).to_pylist() for c in ("job_id", "fbench_version", "git_commit",
+                                                   "versions")]
+    jobs: dict[tuple[str, str, str], set[str]] = {}
+    for job, fb, commit, libs in zip(*cols, strict=True):
+        jobs.setdefault((fb or "", commit or "", libs or "{}"), set()).add(job)
+    libs = sorted({k for _, _, v in jobs for k in json.loads(v)} - {"fbench"})
+    rows = []
+    for (fb, commit, v), ids in sorted(jobs.items()):
+        lv = json.loads(v)
+        rows.append([fb or "—", commit[:12] or "—", *(str(lv.get(lib, "—")) for lib in libs),
+                     str(len(ids))])
+    return ["## Versions", "", "As recorded in the shards (one row per distinct provenance).", "",
+            *table(["fbench", "git commit", *libs, "jobs"], rows, "ll" + "l" * len(libs) + "r"),
+            ""]
