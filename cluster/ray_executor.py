@@ -22,11 +22,12 @@ scheduled (no CPU in the cluster) are an ``ExecutorError`` after ``unschedulable
 from __future__ import annotations
 
 import os
-import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from typing import Any
+
+import numpy as np
 
 from cluster.base import ExecutorError, OnOutcome, Outcome, TaskFn, register_executor
 from cluster.ray_connect import connect, start_local_ray
@@ -51,21 +52,26 @@ def batch_size(n_jobs: int, n_cpus: int, job_seconds: float) -> int:
 
 
 def make_batches(spec_jsons: Sequence[str], size: int, n_cpus: int = 1) -> list[list[str]]:
+    """``iter_batches``, all at once."""
+    return list(iter_batches(spec_jsons, size, n_cpus))
+
+
+def iter_batches(spec_jsons: Sequence[str], size: int, n_cpus: int = 1
+                 ) -> Iterator[list[str]]:
     """Every job exactly once, in batches of at most ``size`` that shrink towards the end
     (guided self-scheduling: never more than 1/(2 x CPUs) of what is left), so the last
     tasks are single jobs and the sweep ends with every CPU busy. The order is a fixed
     shuffle, so batches mix the grid's cells (a slow policy's jobs are not all in the
-    last batches) whatever order the grid was expanded in."""
-    order = list(spec_jsons)
-    random.Random(0).shuffle(order)
-    batches: list[list[str]] = []
+    last batches) whatever order the grid was expanded in. A batch's jobs are read from
+    ``spec_jsons`` only when it is made: a lazy sequence is never held whole (the
+    shuffle is a permutation of positions, 8 bytes a job)."""
+    order = np.random.default_rng(0).permutation(len(spec_jsons))
     i = 0
     while i < len(order):
         remaining = len(order) - i
         n = max(1, min(size, -(-remaining // (2 * max(1, n_cpus)))))
-        batches.append(order[i:i + n])
+        yield [spec_jsons[int(j)] for j in order[i:i + n]]
         i += n
-    return batches
 
 
 # ---------------------------------------------------------------- the task body
@@ -137,14 +143,15 @@ class RayExecutor:
             self._started = connect(self.address, self.ship, self.env)
         self._connected = ray.is_initialized()
 
-    def plan(self, spec_jsons: Sequence[str], n_cpus: int) -> list[list[str]]:
-        """The tasks' batches: ``batch_jobs`` jobs each in the given order if fixed, else
-        sized by ``batch_size`` and shrinking towards the end (``make_batches``)."""
+    def plan(self, spec_jsons: Sequence[str], n_cpus: int) -> Iterator[list[str]]:
+        """The tasks' batches, each made when it is submitted: ``batch_jobs`` jobs each
+        in the given order if fixed, else sized by ``batch_size`` and shrinking towards
+        the end (``iter_batches``)."""
         if self.batch_jobs:
             step = self.batch_jobs
-            return [list(spec_jsons[i:i + step]) for i in range(0, len(spec_jsons), step)]
+            return (list(spec_jsons[i:i + step]) for i in range(0, len(spec_jsons), step))
         size = batch_size(len(spec_jsons), n_cpus, self.job_seconds)
-        return make_batches(spec_jsons, size, n_cpus)
+        return iter_batches(spec_jsons, size, n_cpus)
 
     def run(self, spec_jsons: Sequence[str], on_outcome: OnOutcome) -> None:
         if not spec_jsons:
@@ -163,7 +170,7 @@ class RayExecutor:
         if self.sys_path and self.address is None:  # embedded: the driver's sys.path
             remote = remote.options(runtime_env={"env_vars": {
                 "PYTHONPATH": os.pathsep.join(self.sys_path)}})
-        todo = iter(batches)
+        todo = batches
         pending: dict[Any, list[str]] = {}
         stuck_since = self._check_schedulable(None)
         wait_s = min(WAIT_S, max(0.5, self.unschedulable_s / 2))

@@ -31,6 +31,7 @@ from runner.results.shard import NONDETERMINISTIC, SCHEMA, shard_path, write_sha
 from runner.results.summary import summary_is_current
 from runner.spec.jobspec import JobSpec
 from runner.sweep.expand import SweepSpec, expand
+from runner.sweep.grid import Grid
 from runner.sweep.plan import existing_shards, plan
 from runner.sweep.run import prepare, run_sweep
 
@@ -214,7 +215,7 @@ def test_resume_after_compaction_reruns_nothing_and_new_jobs_merge_in(out: Path)
     and a later compaction from leaving the new jobs out or adding a small file each time."""
     compact(out, rows_per_part=ROWS)
     p = plan(expand(SPEC), out, "failed")
-    assert (p.skipped, p.to_run, p.invalid) == (6, [], [])
+    assert (p.skipped, list(p.to_run), p.invalid) == (6, [], [])
     again = _sweep(out)
     assert (again.done, again.skipped) == (0, 6)
     bigger = _sweep(out, BIGGER)
@@ -421,7 +422,7 @@ def crash_at(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], list[s
 
 
 def _check_crash_everywhere(start: Path, work: Path, crash_at: Callable[[int], list[str]],
-                            jobs: list[JobSpec]) -> list[str]:
+                            jobs: Grid) -> list[str]:
     """Crash the compaction of ``start`` at every file operation in turn (on a fresh copy
     each time); after each crash, every reader sees exactly the rows of before, resume
     reruns nothing, and the next compaction finishes the job. Returns the operations of
@@ -446,7 +447,7 @@ def _check_crash_everywhere(start: Path, work: Path, crash_at: Callable[[int], l
         where = f"crash at operation {k} (after: {log})"
         assert _counted_rows(out) == expected, where
         assert len(existing_shards(out)) == len(jobs), where
-        assert plan(jobs, out, "never").to_run == [], where
+        assert len(plan(jobs, out, "never").to_run) == 0, where
         assert summary_is_current(out), where  # same shards, same fingerprint
         (out / SUMMARY).unlink()
         aggregate(out)

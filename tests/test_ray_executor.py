@@ -78,7 +78,7 @@ def test_a_failing_job_does_not_sink_its_batch(ray_local: None) -> None:
     bad = failing_spec()
     specs = [good[0], bad, good[1]]
     executor = RayExecutor(job_task(), batch_jobs=3)
-    assert executor.plan(specs, n_cpus=2) == [specs]  # one task carries all three
+    assert list(executor.plan(specs, n_cpus=2)) == [specs]  # one task carries all three
     out = collect(executor, specs)
     bad_id = bad  # outcomes are keyed by their spec
     error = out[bad_id].error
@@ -98,7 +98,7 @@ def test_a_task_that_dies_becomes_failed_outcomes(
     monkeypatch.setattr(rx, "run_batch", lambda specs, prov=None: os._exit(1))
     specs = small_grid()[:2]
     executor = RayExecutor(job_task(), batch_jobs=2)
-    assert executor.plan(specs, n_cpus=2) == [specs]
+    assert list(executor.plan(specs, n_cpus=2)) == [specs]
     out = collect(executor, specs)
     assert all(o.table is None for o in out.values())
     assert all(o.error and "Worker" in o.error for o in out.values()), out

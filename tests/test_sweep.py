@@ -40,12 +40,36 @@ def test_default_grid_is_every_reference_policy_and_workload() -> None:
     assert len(jobs) == 5 * len({j.policy for j in jobs}) * len({j.workload for j in jobs})
 
 
+def test_a_generator_grid_holds_cells_not_jobs() -> None:
+    """Prevents the driver holding one object per job again (a million-job sweep held
+    ~760 bytes a job before the grid): a generator workload's jobs are one template per
+    cell and the seed list, and a subset (the jobs to run) is positions."""
+    from runner.sweep.grid import SeedCell, Subset
+
+    spec = SweepSpec(seeds=(*range(1000), 3), policies=("fifo", "lru"),
+                     workloads=("contradiction",), params=(("fifo.capacity", ("100", "7")),))
+    grid = expand(spec)
+    assert all(isinstance(c, SeedCell) for c in grid.cells)
+    assert len(grid.cells) == 3 and len(grid) == 3000  # (seed 3 once)
+    assert [c.seeds for c in grid.cells] == [tuple(range(1000))] * 3  # type: ignore[attr-defined]
+    some = Subset(grid, [1, 999, 1000, 2999])
+    assert [(j.policy, j.seed) for j in some] == [("fifo", 1), ("fifo", 999), ("fifo", 0),
+                                                  ("lru", 999)]
+    assert [(j.policy, n) for j, n in some.weighted()] == [("fifo", 2), ("fifo", 1),
+                                                         ("lru", 1)]
+
+
 def test_expansion_is_pure_ordered_and_unique() -> None:
     """Prevents nondeterministic job order or duplicate jobs (a job must run once)."""
     spec = SweepSpec(seeds=(0, 1, 2), params=(("ebbinghaus.tau", ("30", "150")),))
     a, b = expand(spec), expand(spec)
-    assert a == b
+    assert list(a) == list(b)
     assert len({j.job_id for j in a}) == len(a)
+    # the grid makes each job when asked: by position, from either end, as it iterates
+    assert [a[i] for i in range(len(a))] == list(a) == a[:] == [a[i - len(a)] for i in
+                                                                range(len(a))]
+    with pytest.raises(IndexError):
+        a[len(a)]
 
 
 def test_grid_axis_targets_only_its_policy_and_defaults_collapse() -> None:

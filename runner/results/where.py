@@ -16,6 +16,7 @@ Credentials and endpoints come from where pyarrow reads them: the URI's query
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 import uuid
@@ -245,6 +246,17 @@ def files_stat(root: Loc) -> Iterator[tuple[Loc, _Stat]]:
                 elif e.is_file():
                     info = e.stat()
                     yield Path(e.path), _Stat(info.st_size, info.st_mtime_ns)
+
+
+def text_lines(loc: Loc) -> Iterator[str]:
+    """A text file's lines as they are read (remote: one streamed download), so a big
+    file is never held whole."""
+    if isinstance(loc, ArrowPath):
+        with loc.fs.open_input_stream(loc.path) as raw:
+            yield from io.TextIOWrapper(raw, encoding="utf-8")
+        return
+    with loc.open("r", encoding="utf-8") as f:
+        yield from f
 
 
 def is_remote(loc: Loc) -> bool:

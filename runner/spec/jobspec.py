@@ -73,6 +73,14 @@ class JobSpec:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 
     @classmethod
+    def from_canonical(cls, text: str) -> JobSpec:
+        """The job whose ``canonical_json()`` is ``text`` (an executor's outcome names its
+        job so), without encoding it again."""
+        job = cls.from_dict(json.loads(text))
+        job.__dict__["_canonical"] = text  # (the cached_property's slot)
+        return job
+
+    @classmethod
     def from_dict(cls, d: dict[str, Any]) -> JobSpec:
         return cls(
             workload=d["workload"],

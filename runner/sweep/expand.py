@@ -11,7 +11,6 @@ into the default cell, so a job never runs twice under two names.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -19,9 +18,9 @@ from typing import Any
 from memcore import POLICIES
 from runner.adapters import MEMORIES
 from runner.errors import FbenchError, lookup
-from runner.spec.jobspec import JobSpec
 from runner.spec.params import NAMESPACES, Scalar, fields_of
 from runner.spec.resolve import make_spec
+from runner.sweep.grid import Cell, Grid, ListCell, SeedCell
 from workloads import WORKLOADS, FromData, Workload, current_builtin_names
 
 DEFAULT_SEEDS = 5
@@ -136,8 +135,9 @@ def _check_params_apply(spec: SweepSpec, workloads: list[str], policies: list[st
             )
 
 
-def expand(spec: SweepSpec) -> list[JobSpec]:
-    """Every job of the sweep, validated, deduplicated, in a stable order."""
+def expand(spec: SweepSpec) -> Grid:
+    """Every job of the sweep, validated, deduplicated, in a stable order: a ``Grid``,
+    which makes each job when it is asked for."""
     if not spec.seeds:
         raise FbenchError("a sweep needs at least one seed; give --seeds N or --seed-list")
     if min(spec.seeds) < 0:
@@ -152,7 +152,10 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
                 raise FbenchError(f"compare names {label!r}, whose policy is not in this "
                                   f"sweep; choose among {', '.join(policies)}")
     _check_params_apply(spec, workloads, policies)
-    jobs: dict[str, JobSpec] = {}
+    seeds = tuple(dict.fromkeys(spec.seeds))
+    cells: list[Cell] = []
+    templates: set[str] = set()  # a parameter at its default collapses into the default
+    data_ids: set[str] = set()   # cell: each job once
     for w in workloads:
         # a workload that reads data has the data's horizon: Nx scales each file's own
         data = isinstance(WORKLOADS[w], FromData)
@@ -164,14 +167,19 @@ def expand(spec: SweepSpec) -> list[JobSpec]:
             for combo in itertools.product(*(vals for _, vals in axes)):
                 params = list(zip(keys, combo, strict=True))
                 if not data:  # a generator's job differs by seed only: validate once
-                    first = make_spec(w, policy, spec.seeds[0], int(raw), spec.k, params)
-                    for seed in spec.seeds:
-                        job = dataclasses.replace(first, seed=seed)
-                        jobs.setdefault(job.job_id, job)
+                    first = make_spec(w, policy, seeds[0], int(raw), spec.k, params)
+                    if first.job_id not in templates:
+                        templates.add(first.job_id)
+                        cells.append(SeedCell(first, seeds))
                     continue
-                for seed in spec.seeds:
+                made = []
+                for seed in seeds:
                     horizon = raw if isinstance(raw, int) else scaled_horizon(raw, make_spec(
                         w, policy, seed, None, spec.k, params).horizon)
                     job = make_spec(w, policy, seed, horizon, spec.k, params)
-                    jobs.setdefault(job.job_id, job)
-    return list(jobs.values())
+                    if job.job_id not in data_ids:
+                        data_ids.add(job.job_id)
+                        made.append(job)
+                if made:
+                    cells.append(ListCell(tuple(made)))
+    return Grid(cells)

@@ -9,23 +9,28 @@ import json
 import os
 import statistics
 import tempfile
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 
 from runner.errors import FbenchError
 from runner.results.layout import Layout
 from runner.results.shard import SCHEMA
+from runner.results.sweep_config import read_sweep_record
 from runner.results.validate import shard_is_valid
 from runner.results.where import ArrowPath, Loc, check_remote_out, dataset_source, location
 from runner.spec.jobspec import JobSpec
 from runner.sweep.expand import OVERWRITE, SweepSpec
+from runner.sweep.grid import Grid, Subset
 
 SWEEP_FORMAT = 1  # sweep.json's layout: {"format", "spec", "jobs"}
 
 
-def plugins(jobs: list[JobSpec]) -> dict[str, str]:
+def plugins(jobs: Iterable[JobSpec]) -> dict[str, str]:
     """``{name: where its code came from}`` of every plugin the jobs run."""
     out = {}
     for job in jobs:
@@ -62,8 +67,8 @@ def existing_shards(out: Loc) -> dict[str, Loc]:
 
 @dataclass
 class Plan:
-    jobs: list[JobSpec]
-    to_run: list[JobSpec]
+    jobs: Grid
+    to_run: Subset
     skipped: int
     invalid: list[str]
     # files in OUT/shards that do not validate (this sweep's or stray): moved aside
@@ -74,7 +79,7 @@ class Plan:
     # with the new)
     superseded: list[Loc] = field(default_factory=list)
     # job_id -> (size, mtime_ns) of each shard found whole: the commit log the sweep
-    # starts from (``runner.results.commits``)
+    # starts from (``runner.results.commits``; emptied once written)
     whole: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
@@ -91,7 +96,8 @@ def _differs(old: dict[str, object], new: dict[str, object]) -> str:
     return "the same spec, expanded to other jobs by another fbench"
 
 
-def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[JobSpec]:
+def check_same_sweep(out: Loc, spec: SweepSpec, jobs: Iterable[JobSpec],
+                     ids: set[str] | None = None) -> list[JobSpec]:
     """The jobs of the sweep recorded in OUT (``sweep.json``) that are not among ``jobs``
     (their plugin code or workload version has changed); none if there is no record.
 
@@ -104,19 +110,14 @@ def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[Job
     if not path.is_file():
         return []
     fix = "use a new --out, or --overwrite always to replace its shards"
-    ids = {j.job_id for j in jobs}
+    ids = {j.job_id for j in jobs} if ids is None else ids
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        old = doc["spec"]
-        fmt = doc.get("format", SWEEP_FORMAT)  # sweep.json before "format" was format 1
-        if not isinstance(old, dict):
-            raise TypeError("spec is not a table")
+        fmt, old, recorded = read_sweep_record(path)
         # (only the jobs this sweep lacks are kept: at a million jobs, the rest is memory)
-        others = [job for d in doc["jobs"] if (job := JobSpec.from_dict(d)).job_id not in ids]
+        others = [job for d in recorded if (job := JobSpec.from_dict(d)).job_id not in ids]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise FbenchError(f"{path} is not a sweep record fbench can read ({exc}); {fix}"
                           ) from None
-    del doc
     if fmt != SWEEP_FORMAT:
         raise FbenchError(f"{path} is from another fbench (sweep format {fmt!r}, this one "
                           f"writes {SWEEP_FORMAT}); {fix}")
@@ -129,19 +130,19 @@ def check_same_sweep(out: Loc, spec: SweepSpec, jobs: list[JobSpec]) -> list[Job
     return others
 
 
-def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None = None
-         ) -> Plan:
+def plan(jobs: Grid, out: Loc, overwrite: str, spec: SweepSpec | None = None) -> Plan:
     """Which jobs to run: resume skips jobs whose shard exists and validates (or is the
     one the commit log stamped: ``runner.results.commits``); a shard that does not
     validate (corrupt, truncated, empty, another job's or a foreign file) is
     quarantined and its job rerun."""
     if overwrite not in OVERWRITE:
         raise FbenchError(f"--overwrite {overwrite!r} is not one of {', '.join(OVERWRITE)}")
-    old_jobs = check_same_sweep(out, spec, jobs) if spec is not None and overwrite != "always" \
-        else []
+    order = [j.job_id for j in jobs]  # (each job's id once: made anew on each pass)
+    ids = set(order)
+    old_jobs = check_same_sweep(out, spec, jobs, ids) \
+        if spec is not None and overwrite != "always" else []
     layout = Layout(out)
     have = layout.sources()
-    ids = {j.job_id for j in jobs}
     # jobs of the recorded sweep whose plugin code or workload version changed: set aside
     outdated = {j.job_id for j in old_jobs if j.job_id in have}
     in_parts = sorted(outdated - set(layout.raw))
@@ -159,14 +160,15 @@ def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None =
             "use a new --out, or --overwrite always to replace them"
         )
     if overwrite == "always":
-        return Plan(jobs, list(jobs), 0, [])
-    to_run, invalid = [], []
-    for job in jobs:
-        if job.job_id not in have:
-            to_run.append(job)
-        elif not layout.is_valid(job.job_id):
-            invalid.append(job.job_id)
-            to_run.append(job)
+        return Plan(jobs, Subset(jobs, np.arange(len(jobs))), 0, [])
+    to_run, invalid = array("q"), []  # (positions in the grid: 8 bytes a job)
+    for i, job_id in enumerate(order):
+        if job_id not in have:
+            to_run.append(i)
+        elif not layout.is_valid(job_id):
+            invalid.append(job_id)
+            to_run.append(i)
+    del order, ids
     if (invalid or stray) and overwrite == "never":
         first = invalid[0] if invalid else stray[0].name
         raise FbenchError(
@@ -174,8 +176,8 @@ def plan(jobs: list[JobSpec], out: Loc, overwrite: str, spec: SweepSpec | None =
             f"{first}); rerun with --overwrite failed to quarantine them and rerun their jobs"
         )
     bad = [layout.raw[j] for j in invalid if j in layout.raw] + stray
-    return Plan(jobs, to_run, len(jobs) - len(to_run), invalid, sorted(bad), superseded,
-                layout.verified)
+    return Plan(jobs, Subset(jobs, np.frombuffer(to_run, dtype=np.int64)),
+                len(jobs) - len(to_run), invalid, sorted(bad), superseded, layout.verified)
 
 
 # -- the dry run's time estimate ---------------------------------------------------

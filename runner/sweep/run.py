@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,6 +32,7 @@ from runner.results.where import ArrowPath, Loc, location, relative
 from runner.spec.jobspec import JobSpec
 from runner.spec.plugins import plugin_env, plugin_folders
 from runner.sweep.expand import SweepSpec
+from runner.sweep.grid import Grid, SpecJsons, Subset
 from runner.sweep.memories import memory_libraries, record_memories
 from runner.sweep.plan import SWEEP_FORMAT, Plan, check_out_dir, plan, plugins
 
@@ -51,16 +52,16 @@ JOB_SECONDS = {"contradiction": 0.16, "contradiction.retrievable": 0.17, "lifecy
 OTHER_JOB_SECONDS = 0.5
 
 
-def estimated_seconds(jobs: list[JobSpec]) -> float:
+def estimated_seconds(jobs: Grid | Subset) -> float:
     """Rough work estimate: a job costs its workload's ``JOB_SECONDS`` per default
     horizon."""
     from workloads import WORKLOADS
 
-    return sum(JOB_SECONDS.get(j.workload, OTHER_JOB_SECONDS) * j.horizon
-               / WORKLOADS[j.workload].default_horizon for j in jobs)
+    return sum(n * JOB_SECONDS.get(j.workload, OTHER_JOB_SECONDS) * j.horizon
+               / WORKLOADS[j.workload].default_horizon for j, n in jobs.weighted())
 
 
-def choose_executor(requested: str, address: str | None, jobs: list[JobSpec]) -> str:
+def choose_executor(requested: str, address: str | None, jobs: Grid | Subset) -> str:
     """``auto``: Ray when an address is given or the work is worth Ray's start-up
     (estimated >= 20 s), else inline. An explicit choice is kept."""
     if requested != "auto":
@@ -108,7 +109,7 @@ class Prepared:
 
 def prepare(
     spec: SweepSpec,
-    jobs: list[JobSpec],
+    jobs: Grid,
     out: str | Loc,
     *,
     executor: str = "auto",
@@ -137,7 +138,7 @@ def prepare(
     return Prepared(spec, out, p, name, address, max_in_flight, overwrite, shared_out)
 
 
-def sweep_record(spec: SweepSpec, jobs: list[JobSpec]) -> Iterator[str]:
+def sweep_record(spec: SweepSpec, jobs: Iterable[JobSpec]) -> Iterator[str]:
     """``sweep.json``'s text, in pieces: the format, the spec, then the jobs, one per line
     (so a million jobs encode at the JSON encoder's C speed, are written as they are
     encoded, and still read line by line)."""
@@ -159,10 +160,12 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     result.quarantined = quarantine(out, p.quarantine)
     result.superseded = quarantine(out, p.superseded, SUPERSEDED)
     fold_commits(out, p.whole)
+    p.whole.clear()  # (in the log now: not held for the run)
     write_chunks(out / "sweep.json", sweep_record(prepared.spec, p.jobs))
-    record_memories(out, p.jobs)
+    cells = p.jobs.representatives()
+    record_memories(out, cells)
     write_json(out / "manifest.json", {
-        "versions": versions(memory_libraries(p.jobs)), "git_commit": git_commit(),
+        "versions": versions(memory_libraries(cells)), "git_commit": git_commit(),
         "executor": prepared.executor,
         "shards_written_by": "workers" if prepared.workers_write else "driver",
         "address": prepared.address or os.environ.get("RAY_ADDRESS") or None,
@@ -171,7 +174,7 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
         "failures": [],
         "quarantined": [relative(q, out).as_posix() for q in result.quarantined],
         "superseded": [relative(q, out).as_posix() for q in result.superseded],
-        "plugins": plugins(p.jobs),
+        "plugins": plugins(cells),
     })
 
 
@@ -192,13 +195,15 @@ def run_sweep(
     result = SweepResult(out, len(jobs), skipped=p.skipped, executor=name)
     ex = None
     log: CommitLog | None = None
-    if p.to_run:
-        plugged = plugin_folders(p.to_run)
+    if len(p.to_run):
+        cells = p.to_run.representatives()
+        plugged = plugin_folders(cells)
         sink = out if prepared.workers_write else None
-        ex = EXECUTORS[name](task=job_task(provenance(memory_libraries(jobs)), sink),
+        ex = EXECUTORS[name](task=job_task(provenance(memory_libraries(
+                                 jobs.representatives())), sink),
                              ship=shipped_packages() + plugged,
                              sys_path=[q for q in sys.path if q] if plugged else [],
-                             env=plugin_env(p.to_run),
+                             env=plugin_env(cells),
                              address=address, max_in_flight=prepared.max_in_flight,
                              job_seconds=estimated_seconds(p.to_run) / len(p.to_run))
     start = time.perf_counter()
@@ -209,11 +214,10 @@ def run_sweep(
         if progress:
             progress(result)
         log = CommitLog(out)
-        by_spec = {j.canonical_json(): j for j in p.to_run}
         runs: Counter[str] = Counter()  # job -> its failed runs so far
 
         def on_outcome(o: Outcome) -> None:
-            job = by_spec[o.spec_json]
+            job = JobSpec.from_canonical(o.spec_json)  # (no job held per job sent)
             if o.error is not None and o.error.startswith(PLUGIN_ERROR):
                 raise FbenchError(f"{o.error.removeprefix(PLUGIN_ERROR)}, a worker of the "
                                   f"{name} executor: install it there too")
@@ -235,7 +239,7 @@ def run_sweep(
             if progress:
                 progress(result)
 
-        batch = [j.canonical_json() for j in p.to_run]
+        batch: Sequence[str] = SpecJsons(p.to_run)  # (each made when the executor asks)
         for attempt in range(1, JOB_ATTEMPTS + 1):
             if ex is None or not batch:
                 break

@@ -1,0 +1,185 @@
+"""A sweep's jobs without one object per job held: the grid as cells, each job made
+when it is asked for (a million jobs are a few hundred cells and a seed list).
+
+A generator workload's cell is the jobs of one (workload, horizon, policy, params) that
+differ by seed only: one template job and the seeds. A workload that reads data has a
+job per seed that depends on the seed's data (its horizon, its data's identity), so
+its cells hold their jobs, as many as there are data files. ``Subset`` is the jobs of
+a grid at some positions (a plan's jobs to run): an index array, 8 bytes a job.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, overload
+
+import numpy as np
+
+from runner.spec.jobspec import JobSpec
+
+
+class Cell(Protocol):
+    """Jobs of a grid that are made together."""
+
+    def __len__(self) -> int: ...
+
+    def job(self, i: int) -> JobSpec: ...
+
+    def representatives(self) -> Sequence[JobSpec]:
+        """Jobs that between them carry every value but the seed (per-cell facts:
+        the memory, the plugin code, the data)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SeedCell:
+    """One template's jobs, one per seed."""
+
+    template: JobSpec
+    seeds: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def job(self, i: int) -> JobSpec:
+        return dataclasses.replace(self.template, seed=self.seeds[i])
+
+    def representatives(self) -> Sequence[JobSpec]:
+        return (self.template,)
+
+
+@dataclass(frozen=True)
+class ListCell:
+    """Jobs made one by one (a data workload's, one per data file)."""
+
+    jobs: tuple[JobSpec, ...]
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def job(self, i: int) -> JobSpec:
+        return self.jobs[i]
+
+    def representatives(self) -> Sequence[JobSpec]:
+        return self.jobs
+
+
+class Grid(Sequence[JobSpec]):
+    """Every job of a sweep, in a stable order: cell by cell, seed by seed."""
+
+    def __init__(self, cells: Sequence[Cell]) -> None:
+        self.cells = list(cells)
+        self.offsets = [0]
+        for cell in self.cells:
+            self.offsets.append(self.offsets[-1] + len(cell))
+
+    def __len__(self) -> int:
+        return self.offsets[-1]
+
+    @overload
+    def __getitem__(self, i: int) -> JobSpec: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[JobSpec]: ...
+
+    def __getitem__(self, i: int | slice) -> JobSpec | list[JobSpec]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"job {i} of a grid of {n}")
+        c = bisect.bisect_right(self.offsets, i) - 1
+        return self.cells[c].job(i - self.offsets[c])
+
+    def __iter__(self) -> Iterator[JobSpec]:
+        for cell in self.cells:
+            for i in range(len(cell)):
+                yield cell.job(i)
+
+    def representatives(self) -> list[JobSpec]:
+        """One job per generator cell, every job of a data cell."""
+        return [j for cell in self.cells for j in cell.representatives()]
+
+    def weighted(self) -> Iterator[tuple[JobSpec, int]]:
+        """(job, how many jobs it stands for): a generator cell's template and its
+        seeds, a data cell's jobs one each."""
+        for cell in self.cells:
+            if isinstance(cell, SeedCell):
+                yield cell.template, len(cell)
+            else:
+                yield from ((j, 1) for j in cell.representatives())
+
+
+class Subset(Sequence[JobSpec]):
+    """The jobs of ``grid`` at ``positions`` (ascending), made when asked for."""
+
+    def __init__(self, grid: Grid, positions: Sequence[int] | np.ndarray) -> None:
+        self.grid = grid
+        self.positions = np.asarray(positions, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, i: int) -> JobSpec: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[JobSpec]: ...
+
+    def __getitem__(self, i: int | slice) -> JobSpec | list[JobSpec]:
+        if isinstance(i, slice):
+            return [self.grid[int(p)] for p in self.positions[i]]
+        return self.grid[int(self.positions[i])]
+
+    def __iter__(self) -> Iterator[JobSpec]:
+        return (self.grid[int(p)] for p in self.positions)
+
+    def _counts(self) -> np.ndarray:
+        cells = np.searchsorted(np.asarray(self.grid.offsets), self.positions, "right") - 1
+        return np.bincount(cells, minlength=len(self.grid.cells))
+
+    def representatives(self) -> list[JobSpec]:
+        """One job per generator cell with a job here, every data job here."""
+        return [job for job, _ in self.weighted()]
+
+    def weighted(self) -> Iterator[tuple[JobSpec, int]]:
+        """(job, how many jobs of this subset it stands for), as ``Grid.weighted``."""
+        counts = self._counts()
+        for c in np.flatnonzero(counts):
+            cell = self.grid.cells[c]
+            if isinstance(cell, SeedCell):
+                yield cell.template, int(counts[c])
+                continue
+            start = self.grid.offsets[c]
+            lo, hi = np.searchsorted(self.positions, [start, start + len(cell)])
+            yield from ((cell.job(int(p) - start), 1) for p in self.positions[lo:hi])
+
+
+class SpecJsons(Sequence[str]):
+    """The canonical JSON of each job of a subset, made when asked for: what an
+    executor is handed, without a string per job held."""
+
+    def __init__(self, jobs: Subset) -> None:
+        self.jobs = jobs
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [j.canonical_json() for j in self.jobs[i]]
+        return self.jobs[i].canonical_json()
+
+    def __iter__(self) -> Iterator[str]:
+        return (j.canonical_json() for j in self.jobs)
