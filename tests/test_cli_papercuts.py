@@ -190,8 +190,9 @@ def test_dry_run_estimates_from_the_jobs_done(tmp_path: Path) -> None:
     from their measured seconds: the median wall_s per (workload, policy) for the jobs of
     measured cells, the overall median for the others, on the executor's workers."""
     from runner.results.load import load_shards
+    from runner.sweep.estimate import estimate, sweep_workers
     from runner.sweep.expand import SweepSpec, expand
-    from runner.sweep.plan import estimate, plan, sweep_workers
+    from runner.sweep.plan import plan
 
     out = tmp_path / "o"
     first = invoke("sweep", "--policies", "keep_all,fifo", "--seeds", "2", *GRID,
@@ -222,7 +223,7 @@ def test_dry_run_estimates_from_the_jobs_done(tmp_path: Path) -> None:
 
 def test_estimate_on_workers_and_on_a_cluster() -> None:
     """Prevents an estimate that ignores the worker count, or claims one it cannot know."""
-    from runner.sweep.plan import Estimate, sweep_workers
+    from runner.sweep.estimate import Estimate, sweep_workers
 
     est = Estimate("ray", to_run=10, measured=5, job_seconds=100.0, longest_s=10.0,
                    workers=4)

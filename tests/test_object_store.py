@@ -19,7 +19,7 @@ import pytest
 from pyarrow import fs as pafs
 from typer.testing import CliRunner
 
-import runner.results.layout as layout
+import runner.sweep.scan as scan
 from runner.cli import app
 from runner.results.aggregate import aggregate
 from runner.results.load import load_shards
@@ -113,7 +113,7 @@ def test_a_sweep_on_s3_equals_the_local_one_and_reports_locally(
     assert '"shards_written_by": "driver"' in (local / "manifest.json").read_text()  # inline
 
     footer_reads: list[str] = []
-    monkeypatch.setattr(layout, "shard_is_valid", lambda p, j: footer_reads.append(j))
+    monkeypatch.setattr(scan, "shard_is_valid", lambda p, j: footer_reads.append(j))
     code, output = cli("sweep", *GRID, "--no-report", "--out", uri)  # resume: all done
     assert code == 0, output
     assert f"0 run, {N_JOBS} skipped" in output

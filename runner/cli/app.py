@@ -15,7 +15,7 @@ from rich.console import Console, ConsoleDimensions
 from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # imported where used: `fbench --help` starts fast
-    from runner.sweep.plan import Estimate
+    from runner.sweep.estimate import Estimate
     from runner.sweep.run import Prepared
 
 app = typer.Typer(
@@ -199,7 +199,7 @@ def sweep(
 
 def _estimate(prepared: Prepared) -> Estimate:
     """The dry run's wall-time estimate, from this grid's jobs already measured in OUT."""
-    from runner.sweep.plan import estimate, sweep_workers
+    from runner.sweep.estimate import estimate, sweep_workers
 
     workers = sweep_workers(prepared.executor, prepared.address, prepared.max_in_flight)
     return estimate(prepared.plan, prepared.out, prepared.executor, workers)

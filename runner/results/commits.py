@@ -23,10 +23,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
+from array import array
+from collections.abc import Iterator, Mapping
 
-from runner.results.atomic import write_text
-from runner.results.where import Loc, location
+import numpy as np
+
+from runner.results.atomic import write_chunks
+from runner.results.where import Loc, location, text_lines
 
 COMMITS = "commits"
 COMMITS_FORMAT = 1
@@ -34,6 +39,8 @@ FLUSH_STAMPS = 2000  # stamps per segment while a sweep runs ...
 FLUSH_SECONDS = 30.0  # ... or fewer, when this long has passed since the last one
 
 Stamped = tuple[int, int]  # (size, mtime_ns)
+_HEAD = f'{{"format": {COMMITS_FORMAT}, "shards": {{'
+_LINE = re.compile(r'"([0-9A-Za-z_.-]+)": \[(\d+), (\d+)\],?')
 
 
 def same_stamp(logged: Stamped | None, listed: Stamped, *, remote: bool) -> bool:
@@ -45,6 +52,88 @@ def same_stamp(logged: Stamped | None, listed: Stamped, *, remote: bool) -> bool
     return logged[1] == listed[1]
 
 
+class Stamps:
+    """job_id -> (size, mtime_ns), held as three arrays sorted by id (about 32 bytes a
+    shard, no object per shard): a million stamps are ~32 MB."""
+
+    def __init__(self, ids: np.ndarray, sizes: np.ndarray, mtimes: np.ndarray) -> None:
+        self.ids, self.sizes, self.mtimes = ids, sizes, mtimes
+
+    @classmethod
+    def empty(cls) -> Stamps:
+        return cls(np.array([], dtype="S1"), np.array([], np.int64), np.array([], np.int64))
+
+    @classmethod
+    def latest(cls, parts: list[Stamps]) -> Stamps:
+        """One table of ``parts``; where a job is in several, the last part's stamp."""
+        if not parts:
+            return cls.empty()
+        ids = np.concatenate([p.ids for p in parts])
+        sizes = np.concatenate([p.sizes for p in parts])
+        mtimes = np.concatenate([p.mtimes for p in parts])
+        # np.unique keeps each id's first position: look from the end
+        _, first = np.unique(ids[::-1], return_index=True)
+        keep = np.sort(len(ids) - 1 - first)
+        order = np.argsort(ids[keep], kind="stable")
+        return cls(ids[keep][order], sizes[keep][order], mtimes[keep][order])
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def get(self, job_id: str) -> Stamped | None:
+        key = job_id.encode()
+        if len(key) > self.ids.dtype.itemsize:
+            return None
+        i = int(np.searchsorted(self.ids, key))
+        if i < len(self.ids) and self.ids[i] == key:
+            return int(self.sizes[i]), int(self.mtimes[i])
+        return None
+
+    def items(self) -> Iterator[tuple[str, Stamped]]:
+        for j, size, mtime in zip(self.ids, self.sizes, self.mtimes, strict=True):
+            yield j.decode(), (int(size), int(mtime))
+
+    def as_dict(self) -> dict[str, Stamped]:
+        return dict(self.items())
+
+
+class StampsBuilder:
+    """Stamps added one at a time, turned into arrays every ``CHUNK`` (so a million
+    stamps never are a million objects at once) and into one table by ``build``."""
+
+    CHUNK = 65536
+
+    def __init__(self) -> None:
+        self.chunks: list[Stamps] = []
+        self.ids: list[bytes] = []
+        self.sizes, self.mtimes = array("q"), array("q")
+
+    def add(self, job_id: str, stamp: Stamped) -> None:
+        self.ids.append(job_id.encode())
+        self.sizes.append(stamp[0])
+        self.mtimes.append(stamp[1])
+        if len(self.ids) >= self.CHUNK:
+            self._chunk()
+
+    def _chunk(self) -> None:
+        if self.ids:
+            self.chunks.append(Stamps(np.array(self.ids, dtype="S"),
+                                      np.frombuffer(self.sizes, np.int64).copy(),
+                                      np.frombuffer(self.mtimes, np.int64).copy()))
+        self.ids, self.sizes, self.mtimes = [], array("q"), array("q")
+
+    def build(self) -> Stamps:
+        self._chunk()
+        return Stamps.latest(self.chunks)
+
+
+def of(stamps: Mapping[str, Stamped]) -> Stamps:
+    built = StampsBuilder()
+    for job_id, stamp in stamps.items():
+        built.add(job_id, stamp)
+    return built.build()
+
+
 def _segments(out: Loc) -> list[Loc]:
     folder = location(out) / COMMITS
     if not folder.is_dir():
@@ -53,43 +142,70 @@ def _segments(out: Loc) -> list[Loc]:
                   if p.name.endswith(".json") and not p.name.startswith("."))
 
 
-def read_commits(out: Loc) -> dict[str, Stamped]:
+def _read_segment(seg: Loc) -> Stamps:
+    """A segment's stamps: line by line as this module writes them, else decoded whole;
+    ``ValueError`` (and the like) if it is not a segment of this format."""
+    lines = text_lines(seg)
+    head = next(lines, "").rstrip("\n")
+    built = StampsBuilder()
+    if head != _HEAD:
+        doc = json.loads(head + "\n" + "".join(lines))
+        if doc.get("format") != COMMITS_FORMAT:
+            raise ValueError(f"format {doc.get('format')!r}")
+        for j, s in doc["shards"].items():
+            built.add(str(j), (int(s[0]), int(s[1])))
+        return built.build()
+    for line in lines:
+        text = line.strip()
+        if text == "}}":
+            return built.build()
+        if text:
+            m = _LINE.fullmatch(text)
+            if m is None:
+                raise ValueError(f"not a stamp: {text[:40]!r}")
+            built.add(m[1], (int(m[2]), int(m[3])))
+    raise ValueError("ends before its stamps do")
+
+
+def read_commits(out: Loc) -> Stamps:
     """job_id -> its latest logged stamp; a segment that does not read is skipped (its
     shards are validated from their footers instead)."""
-    stamps: dict[str, Stamped] = {}
+    parts = []
     for seg in _segments(out):
         try:
-            doc = json.loads(seg.read_text(encoding="utf-8"))
-            if doc.get("format") != COMMITS_FORMAT:
-                continue
-            stamps.update({str(j): (int(s[0]), int(s[1])) for j, s in doc["shards"].items()})
+            parts.append(_read_segment(seg))
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             continue
-    return stamps
+    return Stamps.latest(parts)
 
 
 def _segment_name() -> str:
     return f"{time.time_ns():020d}-{os.getpid()}.json"
 
 
-def _write_segment(out: Loc, stamps: dict[str, Stamped]) -> Loc:
+def _write_segment(out: Loc, stamps: Stamps) -> Loc:
     folder = location(out) / COMMITS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / _segment_name()
     while path.exists():  # (two segments within one clock tick)
         path = folder / _segment_name()
-    lines = ",\n".join(f"{json.dumps(j)}: [{size}, {mtime}]"
-                        for j, (size, mtime) in sorted(stamps.items()))
-    write_text(path, f'{{"format": {COMMITS_FORMAT}, "shards": {{\n{lines}\n}}}}\n')
+
+    def chunks() -> Iterator[str]:
+        yield _HEAD
+        for i, (j, (size, mtime)) in enumerate(stamps.items()):
+            yield f'{"," if i else ""}\n{json.dumps(j)}: [{size}, {mtime}]'
+        yield "\n}}\n"
+
+    write_chunks(path, chunks())
     return path
 
 
-def fold_commits(out: Loc, stamps: dict[str, Stamped]) -> None:
+def fold_commits(out: Loc, stamps: Stamps) -> None:
     """Replace the log by one segment of ``stamps`` (none: remove the log, as
     ``--overwrite always`` does): written first, then the older segments removed (a
     crash in between leaves both, which read the same)."""
     old = _segments(out)
-    if stamps:
+    if len(stamps):
         _write_segment(out, stamps)
     for seg in old:
         seg.unlink(missing_ok=True)
@@ -111,6 +227,6 @@ class CommitLog:
 
     def flush(self) -> None:
         if self.pending:
-            _write_segment(self.out, self.pending)
+            _write_segment(self.out, of(self.pending))
             self.pending = {}
         self.flushed_at = time.monotonic()

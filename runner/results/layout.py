@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from runner.errors import FbenchError
-from runner.results.commits import fold_commits, read_commits, same_stamp
+from runner.results.commits import Stamps, fold_commits, read_commits, same_stamp
 from runner.results.validate import part_problem, shard_is_valid
 from runner.results.where import Loc, files_stat, is_remote, location, relative
 
@@ -123,8 +123,28 @@ def raw_shards(out: Loc) -> dict[Loc, tuple[int, int]]:
             sorted(files_stat(root), key=lambda f: f[0]) if p.name.endswith(".parquet")}
 
 
+def partition(workload: str, policy: str) -> str:
+    """The folder below ``OUT/shards`` of one workload's and policy's shards."""
+    return f"workload={workload}/policy={policy}"
+
+
+def by_partition(parts: list[Part]) -> dict[str, dict[str, Part]]:
+    """partition -> job -> the part holding its compacted rows (from the shard it was)."""
+    out: dict[str, dict[str, Part]] = {}
+    for part in parts:
+        for job, stamp in part.jobs.items():
+            parent = PurePosixPath(stamp.shard).parent.as_posix()
+            # (a stamp outside shards/, hand-made: a folder that lists nothing)
+            folder = parent.removeprefix(f"{SHARDS}/") if parent.startswith(f"{SHARDS}/") \
+                else f"?/{parent}"
+            out.setdefault(folder, {})[job] = part
+    return out
+
+
 class Layout:
-    """A snapshot of OUT's shards and committed parts, resolved to one source per job."""
+    """A snapshot of OUT's shards and committed parts, resolved to one source per job
+    (what aggregate and compaction read; resume reads OUT as a stream instead:
+    ``runner.sweep.scan``)."""
 
     def __init__(self, out: Loc) -> None:
         self.out = location(out)
@@ -132,8 +152,6 @@ class Layout:
         self.raw_files = list(self.raw_stat)
         self.raw: dict[str, Loc] = {p.stem: p for p in self.raw_files}
         self.committed = read_commits(self.out)
-        # raw shards known whole: committed (as listed now) or validated by ``is_valid``
-        self.verified: dict[str, tuple[int, int]] = {}
         self.parts = read_index(self.out)
         # job -> its part, for jobs without a shard (a shard always wins; see the docstring)
         self.compacted: dict[str, Part] = {
@@ -173,11 +191,8 @@ class Layout:
         if job_id in self.raw:
             path = self.raw[job_id]
             stamp = self.raw_stat[path]
-            if not same_stamp(self.committed.get(job_id), stamp, remote=is_remote(path)) \
-                    and not shard_is_valid(path, job_id):
-                return False
-            self.verified[job_id] = stamp
-            return True
+            return same_stamp(self.committed.get(job_id), stamp, remote=is_remote(path)) \
+                or shard_is_valid(path, job_id)
         part = self.compacted.get(job_id)
         return part is not None and self.part_ok(part)  # (a part: read once, so cheap)
 
@@ -202,7 +217,7 @@ def remove_all(out: Loc) -> None:
         lay.part_path(part).unlink(missing_ok=True)
     for path in lay.raw_files:
         path.unlink(missing_ok=True)
-    fold_commits(out, {})  # (the commit log: no shard left to vouch for)
+    fold_commits(out, Stamps.empty())  # (the commit log: no shard left to vouch for)
 
 
 

@@ -144,9 +144,10 @@ class ArrowPath:
     def _files(self) -> Iterator[ArrowPath]:
         return (p for p, _ in self.files_stat())
 
-    def files_stat(self) -> Iterator[tuple[ArrowPath, _Stat]]:
-        """Every file below, at any depth, with its size and mtime: one listing."""
-        selector = pafs.FileSelector(self.path, recursive=True, allow_not_found=True)
+    def files_stat(self, recursive: bool = True) -> Iterator[tuple[ArrowPath, _Stat]]:
+        """Every file below, at any depth (or right below), with its size and mtime: one
+        listing."""
+        selector = pafs.FileSelector(self.path, recursive=recursive, allow_not_found=True)
         for info in self.fs.get_file_info(selector):
             if info.type == pafs.FileType.File:
                 yield (ArrowPath(self.fs, info.path, self.scheme),
@@ -222,12 +223,13 @@ def check_remote_out(out: ArrowPath) -> None:
                           "?endpoint_override=)") from None
 
 
-def files_stat(root: Loc) -> Iterator[tuple[Loc, _Stat]]:
-    """Every file below ``root`` (none if it is missing) with its size and mtime, in one
-    walk (local: ``os.scandir``) or one listing (remote), whose names and folders below
-    ``root`` do not start with "." (temporaries); unordered."""
+def files_stat(root: Loc, recursive: bool = True) -> Iterator[tuple[Loc, _Stat]]:
+    """Every file below ``root`` (none if it is missing; not ``recursive``: the files
+    right in it) with its size and mtime, in one walk (local: ``os.scandir``) or one
+    listing (remote), whose names and folders below ``root`` do not start with "."
+    (temporaries); unordered."""
     if isinstance(root, ArrowPath):
-        for path, st in root.files_stat():
+        for path, st in root.files_stat(recursive):
             if not any(part.startswith(".") for part in path.relative_to(root).parts):
                 yield path, st
         return
@@ -242,10 +244,27 @@ def files_stat(root: Loc) -> Iterator[tuple[Loc, _Stat]]:
                 if e.name.startswith("."):
                     continue
                 if e.is_dir():
-                    stack.append(e.path)
+                    if recursive:
+                        stack.append(e.path)
                 elif e.is_file():
                     info = e.stat()
                     yield Path(e.path), _Stat(info.st_size, info.st_mtime_ns)
+
+
+def subfolders(loc: Loc) -> list[str]:
+    """The names of the folders right below ``loc`` (none if it is missing), sorted;
+    names that start with "." left out."""
+    if isinstance(loc, ArrowPath):
+        selector = pafs.FileSelector(loc.path, allow_not_found=True)
+        names = [PurePosixPath(i.path).name for i in loc.fs.get_file_info(selector)
+                 if i.type == pafs.FileType.Directory]
+    else:
+        try:
+            with os.scandir(loc) as entries:
+                names = [e.name for e in entries if e.is_dir()]
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+    return sorted(n for n in names if not n.startswith("."))
 
 
 def text_lines(loc: Loc) -> Iterator[str]:

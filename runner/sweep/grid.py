@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, overload
@@ -105,6 +106,28 @@ class Grid(Sequence[JobSpec]):
         """One job per generator cell, every job of a data cell."""
         return [j for cell in self.cells for j in cell.representatives()]
 
+    def partitions(self) -> dict[tuple[str, str], list[int]]:
+        """(workload, policy) -> its cells (the shards of a cell's jobs share a folder)."""
+        out: dict[tuple[str, str], list[int]] = {}
+        for c, cell in enumerate(self.cells):
+            job = cell.representatives()[0]
+            out.setdefault((job.workload, job.policy), []).append(c)
+        return out
+
+    def positions(self, c: int) -> Iterator[tuple[int, JobSpec]]:
+        """(position in the grid, job) of every job of cell ``c``."""
+        cell, start = self.cells[c], self.offsets[c]
+        return ((start + i, cell.job(i)) for i in range(len(cell)))
+
+    def has(self, job: JobSpec, *, any_code: bool = False) -> bool:
+        """``job`` is one of this grid's (``any_code``: up to the plugin code and workload
+        version that run it), known without a job held per job."""
+        return self._indexes[any_code].has(job)
+
+    @functools.cached_property
+    def _indexes(self) -> dict[bool, _Index]:
+        return {False: _Index(self.cells, False), True: _Index(self.cells, True)}
+
     def weighted(self) -> Iterator[tuple[JobSpec, int]]:
         """(job, how many jobs it stands for): a generator cell's template and its
         seeds, a data cell's jobs one each."""
@@ -113,6 +136,41 @@ class Grid(Sequence[JobSpec]):
                 yield cell.template, len(cell)
             else:
                 yield from ((j, 1) for j in cell.representatives())
+
+
+_Key = tuple[object, ...]
+
+
+def _key(job: JobSpec, any_code: bool, seed: bool) -> _Key:
+    """The fields a job is known by in a grid's index (no JSON, no hash of it): all but
+    the seed for a generator cell's; ``any_code``: not its code or workload version."""
+    code, version = ((), "1") if any_code else (job.code, job.workload_version)
+    return (job.workload, job.policy, job.seed if seed else None, job.horizon, job.params,
+            job.k, code, version)
+
+
+class _Index:
+    """Membership in a grid: generator cells by their fields but the seed, and their
+    seeds; a data cell's jobs each by its fields."""
+
+    def __init__(self, cells: Sequence[Cell], any_code: bool) -> None:
+        self.any_code = any_code
+        self.seeds: dict[_Key, set[int]] = {}
+        self.data: set[_Key] = set()
+        shared: dict[int, set[int]] = {}  # (cells share their seed tuple: one set each)
+        for cell in cells:
+            if isinstance(cell, SeedCell):
+                seeds = shared.setdefault(id(cell.seeds), set(cell.seeds))
+                key = _key(cell.template, any_code, seed=False)
+                # (two cells share a key when only their code differs: either's seeds)
+                self.seeds[key] = self.seeds[key] | seeds if key in self.seeds else seeds
+            else:
+                self.data.update(_key(j, any_code, seed=True) for j in cell.representatives())
+
+    def has(self, job: JobSpec) -> bool:
+        if job.seed in self.seeds.get(_key(job, self.any_code, seed=False), ()):
+            return True
+        return bool(self.data) and _key(job, self.any_code, seed=True) in self.data
 
 
 class Subset(Sequence[JobSpec]):

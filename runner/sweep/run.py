@@ -24,7 +24,7 @@ from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
 from runner.results.atomic import write_chunks, write_json
-from runner.results.commits import CommitLog, fold_commits
+from runner.results.commits import CommitLog, Stamps, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all
 from runner.results.provenance import git_commit, provenance, versions
 from runner.results.shard import shard_path, write_shard
@@ -160,7 +160,7 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     result.quarantined = quarantine(out, p.quarantine)
     result.superseded = quarantine(out, p.superseded, SUPERSEDED)
     fold_commits(out, p.whole)
-    p.whole.clear()  # (in the log now: not held for the run)
+    p.whole = Stamps.empty()  # (in the log now: not held for the run)
     write_chunks(out / "sweep.json", sweep_record(prepared.spec, p.jobs))
     cells = p.jobs.representatives()
     record_memories(out, cells)
