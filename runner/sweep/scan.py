@@ -12,6 +12,7 @@ plugin code) and the compaction index (``runner.results.layout``, read whole).
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,14 +57,14 @@ class _Ids:
     """One partition's job ids, sorted, and their positions in the grid."""
 
     def __init__(self, grid: Grid, cells: list[int]) -> None:
-        raw, pos = bytearray(), []
+        raw, pos = bytearray(), array("q")
         for c in cells:
             for p, job in grid.positions(c):
                 raw += job.job_id.encode()
                 pos.append(p)
         ids = np.frombuffer(bytes(raw), dtype="S16") if raw else np.array([], "S16")
         order = np.argsort(ids, kind="stable")
-        self.ids, self.pos = ids[order], np.asarray(pos, dtype=np.int64)[order]
+        self.ids, self.pos = ids[order], np.frombuffer(pos, dtype=np.int64)[order]
 
     def find(self, job_id: str) -> int | None:
         """The index of ``job_id`` here, or None."""
