@@ -27,8 +27,10 @@ machine and the load average). Parts:
    ``incumbents`` extra).
 10. ``driver``: a sweep of trivial jobs end to end at ``--driver-jobs`` (default 10,000
    and 100,000): seconds per 10,000 jobs, the driver's peak RSS, resume's scan,
-   compaction and aggregate after it (``benchmarks.bench_driver``; not in the default
-   run: about an hour at 100,000 here).
+   compaction and aggregate after it (``benchmarks.bench_driver``); and the driver's
+   own bookkeeping, each job replaced by writing a 10-byte file, at ``--bookkeeping-jobs``
+   (default 1,000,000: ``benchmarks.bench_bookkeeping``). Not in the default run: about
+   40 minutes here.
 
 ``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
 """
@@ -113,6 +115,7 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _driver(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_bookkeeping import measure as bookkeeping
     from benchmarks.bench_driver import extrapolate, measure, paper_line
 
     rows = [measure(int(n)) for n in args.driver_jobs.split(",")]
@@ -121,6 +124,9 @@ def _driver(args: argparse.Namespace) -> dict[str, Any]:
     if len(rows) >= 2:
         result["extrapolated"] = extrapolate(rows)
         print(paper_line(result["extrapolated"]))
+    result["bookkeeping"] = {
+        "command": f"python -m benchmarks.bench_bookkeeping --jobs {args.bookkeeping_jobs}",
+        "rows": [bookkeeping(int(n)) for n in args.bookkeeping_jobs.split(",")]}
     return result
 
 
@@ -138,6 +144,8 @@ def main() -> None:
     ap.add_argument("--workloads", default="contradiction,lifecycle",
                     help="workloads for horizons")
     ap.add_argument("--driver-jobs", default="10000,100000", help="sweep sizes for driver")
+    ap.add_argument("--bookkeeping-jobs", default="1000000",
+                    help="sweep sizes for the driver's bookkeeping")
     ap.add_argument("--output", type=Path, default=RESULTS)
     args = ap.parse_args()
     parts = [p for p in args.only.split(",") if p]

@@ -122,9 +122,22 @@ def readme_sentence(result: dict[str, Any]) -> str:
             f"driver's peak RSS {r['driver_peak_rss_mb']:.0f} MB; a resume that found them "
             f"all done took {r['resume_s']:.1f} s, `fbench compact` {r['compact_s']:.0f} s "
             f"and `fbench aggregate` after it {r['aggregate_after_compact_s']:.1f} s "
-            f"(`python -m benchmarks --only driver`). Each step costs time and memory in "
-            f"proportion to the jobs: on paper, {e['jobs']:,} jobs would take the driver "
-            f"{e['driver_peak_rss_mb'] / 1024:.1f} GB and a resume {e['resume_s']:.0f} s.")
+            f"(`python -m benchmarks --only driver`). On paper (the line through the two "
+            f"sizes), {e['jobs']:,} jobs would take the driver "
+            f"{e['driver_peak_rss_mb']:,.0f} MB and a resume {e['resume_s']:.0f} s.{_kept(result)}")
+
+
+def _kept(result: dict[str, Any]) -> str:
+    """The sentence on the driver's own bookkeeping at the largest size measured."""
+    rows = result.get("bookkeeping", {}).get("rows", [])
+    if not rows:
+        return ""
+    b = max(rows, key=lambda row: row["jobs"])
+    return (f" Measured without the jobs (each replaced by writing a 10-byte file where "
+            f"its shard goes), the driver's bookkeeping for {b['jobs']:,} jobs took "
+            f"{b['sweep_s']:.0f} s with a peak RSS of {b['sweep_peak_rss_mb']:.0f} MB, and "
+            f"a resume that found them all done {b['resume_s']:.0f} s with "
+            f"{b['resume_peak_rss_mb']:.0f} MB (`benchmarks/bench_bookkeeping.py`).")
 
 
 def main() -> None:
