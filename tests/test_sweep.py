@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -57,6 +58,15 @@ def test_a_generator_grid_holds_cells_not_jobs() -> None:
                                                   ("lru", 999)]
     assert [(j.policy, n) for j, n in some.weighted()] == [("fifo", 2), ("fifo", 1),
                                                          ("lru", 1)]
+    # membership without every job's id: by the cell's fields and its seeds
+    job = grid[999]
+    assert grid.has(job) and not grid.has(dataclasses.replace(job, seed=1000))
+    moved = dataclasses.replace(job, code=(("memory", "elsewhere 1.0"),))
+    assert not grid.has(moved) and grid.has(moved, any_code=True)
+    scattered = expand(dataclasses.replace(spec, seeds=(9, 2, 5, 2)))
+    assert [j.seed for j in scattered][:3] == [9, 2, 5]
+    assert scattered.has(dataclasses.replace(job, seed=5))
+    assert not scattered.has(dataclasses.replace(job, seed=3))
 
 
 def test_expansion_is_pure_ordered_and_unique() -> None:
@@ -213,6 +223,25 @@ def test_resume_skips_valid_shards_and_reruns_corrupt_ones(tmp_path: Path) -> No
     assert pq.read_table(victim).num_rows > 0
     assert len(plan(expand(TINY), tmp_path, "failed").to_run) == 0
     assert len(plan(expand(TINY), tmp_path, "always").to_run) == 4
+
+
+def test_a_resume_sets_aside_what_lies_outside_a_partition_and_clears_temporaries(
+        tmp_path: Path) -> None:
+    """Prevents a resume scan read one partition folder at a time from missing a file
+    elsewhere in shards/ (a stray file there is quarantined, never counted) or leaving a
+    killed writer's temporary behind."""
+    _run(tmp_path)
+    folder = sorted(existing_shards(tmp_path).values())[0].parent
+    tmp = folder / ".abc.parquet.tmp"
+    tmp.write_bytes(b"half")
+    (tmp_path / "shards" / "loose.parquet").write_bytes(b"not parquet")
+    (folder.parent / "loose.parquet").write_bytes(b"not parquet")
+    p = plan(expand(TINY), tmp_path, "failed")
+    assert (p.skipped, [q.relative_to(tmp_path).as_posix() for q in p.quarantine]) == (4, [
+        "shards/loose.parquet", f"shards/{folder.parent.name}/loose.parquet"])
+    _run(tmp_path)
+    assert not tmp.exists() and not (tmp_path / "shards" / "loose.parquet").exists()
+    assert (tmp_path / "quarantine" / "shards" / "loose.parquet").is_file()
 
 
 def test_shards_from_another_sweep_are_refused(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ summary's fingerprint is the same before and after compaction.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,7 +40,15 @@ from pathlib import PurePosixPath
 from runner.errors import FbenchError
 from runner.results.commits import Stamps, fold_commits, read_commits, same_stamp
 from runner.results.validate import part_problem, shard_is_valid
-from runner.results.where import Loc, files_stat, is_remote, location, relative
+from runner.results.where import (
+    ArrowPath,
+    Loc,
+    files_stat,
+    is_remote,
+    location,
+    relative,
+    subfolders,
+)
 
 SHARDS = "shards"
 COMPACTED = "compacted"
@@ -219,6 +228,21 @@ def remove_all(out: Loc) -> None:
         path.unlink(missing_ok=True)
     fold_commits(out, Stamps.empty())  # (the commit log: no shard left to vouch for)
 
+
+
+def remove_temporaries(out: Loc) -> None:
+    """Remove the temporaries a killed writer left in the shard folders (``.NAME.tmp``;
+    never a valid shard), each folder read as a stream. Object storage has none: an
+    object is written in one upload."""
+    root = location(out) / SHARDS
+    if isinstance(root, ArrowPath):
+        return
+    for w in subfolders(root):
+        for p in subfolders(root / w):
+            with os.scandir(root / w / p) as entries:
+                for e in entries:
+                    if e.name.startswith(".") and e.name.endswith(".tmp") and e.is_file():
+                        os.unlink(e.path)
 
 
 QUARANTINE = "quarantine"

@@ -152,7 +152,8 @@ def expand(spec: SweepSpec) -> Grid:
                 raise FbenchError(f"compare names {label!r}, whose policy is not in this "
                                   f"sweep; choose among {', '.join(policies)}")
     _check_params_apply(spec, workloads, policies)
-    seeds = tuple(dict.fromkeys(spec.seeds))
+    seeds = spec.seeds if all(a < b for a, b in itertools.pairwise(spec.seeds)) \
+        else tuple(dict.fromkeys(spec.seeds))  # (each seed once, in the order given)
     cells: list[Cell] = []
     templates: set[str] = set()  # a parameter at its default collapses into the default
     data_ids: set[str] = set()   # cell: each job once

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, overload
 
@@ -122,11 +122,15 @@ class Grid(Sequence[JobSpec]):
     def has(self, job: JobSpec, *, any_code: bool = False) -> bool:
         """``job`` is one of this grid's (``any_code``: up to the plugin code and workload
         version that run it), known without a job held per job."""
-        return self._indexes[any_code].has(job)
+        return (self._index_any_code if any_code else self._index).has(job)
 
     @functools.cached_property
-    def _indexes(self) -> dict[bool, _Index]:
-        return {False: _Index(self.cells, False), True: _Index(self.cells, True)}
+    def _index(self) -> _Index:
+        return _Index(self.cells, False)
+
+    @functools.cached_property
+    def _index_any_code(self) -> _Index:
+        return _Index(self.cells, True)
 
     def weighted(self) -> Iterator[tuple[JobSpec, int]]:
         """(job, how many jobs it stands for): a generator cell's template and its
@@ -149,21 +153,34 @@ def _key(job: JobSpec, any_code: bool, seed: bool) -> _Key:
             job.k, code, version)
 
 
+def _seed_set(seeds: tuple[int, ...]) -> Container[int]:
+    """The seeds, to test membership in: a range when they are one (``--seeds N``: no
+    set of a million seeds), else a set."""
+    if seeds and seeds == tuple(range(seeds[0], seeds[0] + len(seeds))):
+        return range(seeds[0], seeds[0] + len(seeds))
+    return frozenset(seeds)
+
+
+def _either(a: Container[int], b: Container[int]) -> Container[int]:
+    return a if a == b else frozenset(a) | frozenset(b)  # type: ignore[call-overload]
+
+
 class _Index:
     """Membership in a grid: generator cells by their fields but the seed, and their
     seeds; a data cell's jobs each by its fields."""
 
     def __init__(self, cells: Sequence[Cell], any_code: bool) -> None:
         self.any_code = any_code
-        self.seeds: dict[_Key, set[int]] = {}
+        self.seeds: dict[_Key, Container[int]] = {}
         self.data: set[_Key] = set()
-        shared: dict[int, set[int]] = {}  # (cells share their seed tuple: one set each)
+        shared: dict[int, Container[int]] = {}  # (cells share their seed tuple)
         for cell in cells:
             if isinstance(cell, SeedCell):
-                seeds = shared.setdefault(id(cell.seeds), set(cell.seeds))
+                seeds = shared.setdefault(id(cell.seeds), _seed_set(cell.seeds))
                 key = _key(cell.template, any_code, seed=False)
                 # (two cells share a key when only their code differs: either's seeds)
-                self.seeds[key] = self.seeds[key] | seeds if key in self.seeds else seeds
+                self.seeds[key] = _either(self.seeds[key], seeds) if key in self.seeds \
+                    else seeds
             else:
                 self.data.update(_key(j, any_code, seed=True) for j in cell.representatives())
 

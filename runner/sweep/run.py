@@ -25,7 +25,7 @@ from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
 from runner.results.atomic import write_chunks, write_json
 from runner.results.commits import CommitLog, Stamps, fold_commits
-from runner.results.layout import SUPERSEDED, quarantine, remove_all
+from runner.results.layout import SUPERSEDED, quarantine, remove_all, remove_temporaries
 from runner.results.provenance import git_commit, provenance, versions
 from runner.results.shard import shard_path, write_shard
 from runner.results.where import ArrowPath, Loc, location, relative
@@ -155,8 +155,7 @@ def _write_start(prepared: Prepared, result: SweepResult) -> None:
     out.mkdir(parents=True, exist_ok=True)
     if prepared.overwrite == "always":
         remove_all(out)  # shards and compacted parts
-    for tmp in (out / "shards").glob("workload=*/policy=*/.*.tmp"):
-        tmp.unlink(missing_ok=True)  # left by a killed writer; never a valid shard
+    remove_temporaries(out)  # left by a killed writer; never a valid shard
     result.quarantined = quarantine(out, p.quarantine)
     result.superseded = quarantine(out, p.superseded, SUPERSEDED)
     fold_commits(out, p.whole)
