@@ -10,12 +10,13 @@ a grid at some positions (a plan's jobs to run): an index array, 8 bytes a job.
 
 from __future__ import annotations
 
+import abc
 import bisect
 import dataclasses
 import functools
 from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, overload
+from typing import Protocol, TypeVar, overload
 
 import numpy as np
 
@@ -68,7 +69,39 @@ class ListCell:
         return self.jobs
 
 
-class Grid(Sequence[JobSpec]):
+T = TypeVar("T")
+
+
+class Made(Sequence[T]):
+    """A sequence whose items are made when asked for (``_make``), none held."""
+
+    @abc.abstractmethod
+    def __len__(self) -> int: ...
+
+    @abc.abstractmethod
+    def _make(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        n = len(self)
+        if isinstance(i, slice):
+            return [self._make(j) for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"item {i} of {n}")
+        return self._make(i)
+
+    def __iter__(self) -> Iterator[T]:
+        return (self._make(i) for i in range(len(self)))
+
+
+class Grid(Made[JobSpec]):
     """Every job of a sweep, in a stable order: cell by cell, seed by seed."""
 
     def __init__(self, cells: Sequence[Cell]) -> None:
@@ -80,20 +113,7 @@ class Grid(Sequence[JobSpec]):
     def __len__(self) -> int:
         return self.offsets[-1]
 
-    @overload
-    def __getitem__(self, i: int) -> JobSpec: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[JobSpec]: ...
-
-    def __getitem__(self, i: int | slice) -> JobSpec | list[JobSpec]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"job {i} of a grid of {n}")
+    def _make(self, i: int) -> JobSpec:
         c = bisect.bisect_right(self.offsets, i) - 1
         return self.cells[c].job(i - self.offsets[c])
 
@@ -190,7 +210,7 @@ class _Index:
         return bool(self.data) and _key(job, self.any_code, seed=True) in self.data
 
 
-class Subset(Sequence[JobSpec]):
+class Subset(Made[JobSpec]):
     """The jobs of ``grid`` at ``positions`` (ascending), made when asked for."""
 
     def __init__(self, grid: Grid, positions: Sequence[int] | np.ndarray) -> None:
@@ -200,19 +220,8 @@ class Subset(Sequence[JobSpec]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    @overload
-    def __getitem__(self, i: int) -> JobSpec: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[JobSpec]: ...
-
-    def __getitem__(self, i: int | slice) -> JobSpec | list[JobSpec]:
-        if isinstance(i, slice):
-            return [self.grid[int(p)] for p in self.positions[i]]
+    def _make(self, i: int) -> JobSpec:
         return self.grid[int(self.positions[i])]
-
-    def __iter__(self) -> Iterator[JobSpec]:
-        return (self.grid[int(p)] for p in self.positions)
 
     def _counts(self) -> np.ndarray:
         cells = np.searchsorted(np.asarray(self.grid.offsets), self.positions, "right") - 1
@@ -235,7 +244,7 @@ class Subset(Sequence[JobSpec]):
             yield from ((cell.job(int(p) - start), 1) for p in self.positions[lo:hi])
 
 
-class SpecJsons(Sequence[str]):
+class SpecJsons(Made[str]):
     """The canonical JSON of each job of a subset, made when asked for: what an
     executor is handed, without a string per job held."""
 
@@ -245,16 +254,5 @@ class SpecJsons(Sequence[str]):
     def __len__(self) -> int:
         return len(self.jobs)
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [j.canonical_json() for j in self.jobs[i]]
+    def _make(self, i: int) -> str:
         return self.jobs[i].canonical_json()
-
-    def __iter__(self) -> Iterator[str]:
-        return (j.canonical_json() for j in self.jobs)
