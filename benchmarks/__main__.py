@@ -30,7 +30,7 @@ machine and the load average). Parts:
    compaction and aggregate after it (``benchmarks.bench_driver``); and the driver's
    own bookkeeping, each job replaced by writing a 10-byte file, at ``--bookkeeping-jobs``
    (default 1,000,000: ``benchmarks.bench_bookkeeping``). Not in the default run: about
-   40 minutes here.
+   20 minutes here.
 
 ``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
 """

@@ -132,9 +132,11 @@ def raw_shards(out: Loc) -> dict[Loc, tuple[int, int]]:
             sorted(files_stat(root), key=lambda f: f[0]) if p.name.endswith(".parquet")}
 
 
-def partition(workload: str, policy: str) -> str:
-    """The folder below ``OUT/shards`` of one workload's and policy's shards."""
-    return f"workload={workload}/policy={policy}"
+def partition_folders(out: Loc) -> list[str]:
+    """The partition folders (``workload=W/policy=P``: ``runner.results.shard.partition``)
+    below ``OUT/shards``, sorted."""
+    root = location(out) / SHARDS
+    return [f"{w}/{p}" for w in subfolders(root) for p in subfolders(root / w)]
 
 
 def by_partition(parts: list[Part]) -> dict[str, dict[str, Part]]:
@@ -237,12 +239,11 @@ def remove_temporaries(out: Loc) -> None:
     root = location(out) / SHARDS
     if isinstance(root, ArrowPath):
         return
-    for w in subfolders(root):
-        for p in subfolders(root / w):
-            with os.scandir(root / w / p) as entries:
-                for e in entries:
-                    if e.name.startswith(".") and e.name.endswith(".tmp") and e.is_file():
-                        os.unlink(e.path)
+    for folder in partition_folders(out):
+        with os.scandir(root / folder) as entries:
+            for e in entries:
+                if e.name.startswith(".") and e.name.endswith(".tmp") and e.is_file():
+                    os.unlink(e.path)
 
 
 QUARANTINE = "quarantine"

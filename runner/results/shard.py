@@ -109,9 +109,13 @@ def expected_rows(horizon: int) -> int:
     return len(checkpoints(horizon)) if horizon > 0 else -1
 
 
+def partition(workload: str, policy: str) -> str:
+    """The folder below ``OUT/shards`` of one workload's and policy's shards."""
+    return f"workload={workload}/policy={policy}"
+
+
 def shard_path(out: Loc, spec: JobSpec) -> Loc:
-    return out / "shards" / f"workload={spec.workload}" / f"policy={spec.policy}" / (
-        f"{spec.job_id}.parquet")
+    return out / "shards" / partition(spec.workload, spec.policy) / f"{spec.job_id}.parquet"
 
 
 def write_shard(path: Loc, table: pa.Table) -> tuple[int, int]:

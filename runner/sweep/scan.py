@@ -24,9 +24,10 @@ from runner.results.layout import (
     Part,
     by_partition,
     part_is_valid,
-    partition,
+    partition_folders,
     read_index,
 )
+from runner.results.shard import partition
 from runner.results.validate import shard_is_valid
 from runner.results.where import Loc, files_stat, is_remote, location, subfolders
 from runner.sweep.grid import Grid
@@ -45,12 +46,6 @@ class Scan:
     foreign: int = 0  # jobs of another sweep with whole rows here
     first_foreign: str = ""
     whole: Stamps = field(default_factory=Stamps.empty)  # the shards found whole
-
-
-def folders(out: Loc) -> list[str]:
-    """The partition folders (``workload=W/policy=P``) below ``OUT/shards``."""
-    root = location(out) / SHARDS
-    return [f"{w}/{p}" for w in subfolders(root) for p in subfolders(root / w)]
 
 
 class _Ids:
@@ -99,7 +94,7 @@ def scan(grid: Grid, out: Loc, outdated: set[str]) -> Scan:
         found.foreign += 1
         found.first_foreign = min(found.first_foreign or job_id, job_id)
 
-    for folder in sorted(set(cells) | set(folders(out)) | set(held)):
+    for folder in sorted(set(cells) | set(partition_folders(out)) | set(held)):
         ids = _Ids(grid, cells.get(folder, []))
         has_shard = np.zeros(len(ids.ids), dtype=bool)
         listed_others: set[str] = set()  # (shards of no job of the grid: few)
