@@ -23,6 +23,7 @@ def measure(workload: str, repeats: int = 5, horizon: int | None = None,
     """Warm-up and median seconds per reference policy; ``ok`` when every median meets
     the workload's target."""
     from memcore import POLICIES
+    from runner.job import streams
     from runner.job.run import run_job
     from runner.spec.resolve import make_spec
 
@@ -37,6 +38,7 @@ def measure(workload: str, repeats: int = 5, horizon: int | None = None,
         times = []
         for seed in range(1, repeats + 1):
             spec = make_spec(workload, policy, seed, horizon)
+            streams.clear()  # the job generates its stream (a sweep's jobs share it)
             t = time.perf_counter()
             run_job(spec)
             times.append(time.perf_counter() - t)

@@ -35,10 +35,12 @@ LEARNED_TARGET = 1.5  # learned_forget / ebbinghaus
 
 
 def _fbench_job(policy: str, seed: int) -> tuple[float, dict[str, Any]]:
+    from runner.job import streams
     from runner.job.run import run_job
     from runner.spec.resolve import make_spec
 
     spec = make_spec("contradiction", policy, seed)
+    streams.clear()  # the job generates its stream, as the re-implementation does
     t = time.perf_counter()
     result = run_job(spec)
     return time.perf_counter() - t, result.metrics()

@@ -27,8 +27,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from typing import Any
 
-import numpy as np
-
 from cluster.base import ExecutorError, OnOutcome, Outcome, TaskFn, register_executor
 from cluster.ray_connect import connect, start_local_ray
 
@@ -58,19 +56,17 @@ def make_batches(spec_jsons: Sequence[str], size: int, n_cpus: int = 1) -> list[
 
 def iter_batches(spec_jsons: Sequence[str], size: int, n_cpus: int = 1
                  ) -> Iterator[list[str]]:
-    """Every job exactly once, in batches of at most ``size`` that shrink towards the end
-    (guided self-scheduling: never more than 1/(2 x CPUs) of what is left), so the last
-    tasks are single jobs and the sweep ends with every CPU busy. The order is a fixed
-    shuffle, so batches mix the grid's cells (a slow policy's jobs are not all in the
-    last batches) whatever order the grid was expanded in. A batch's jobs are read from
-    ``spec_jsons`` only when it is made: a lazy sequence is never held whole (the
-    shuffle is a permutation of positions, 8 bytes a job)."""
-    order = np.random.default_rng(0).permutation(len(spec_jsons))
-    i = 0
-    while i < len(order):
-        remaining = len(order) - i
-        n = max(1, min(size, -(-remaining // (2 * max(1, n_cpus)))))
-        yield [spec_jsons[int(j)] for j in order[i:i + n]]
+    """Every job exactly once, in the order given, in batches of at most ``size`` that
+    shrink towards the end (guided self-scheduling: never more than 1/(2 x CPUs) of what
+    is left), so the last tasks are single jobs and the sweep ends with every CPU busy.
+    The order is the caller's: a sweep hands its jobs stream by stream, the streams
+    shuffled (``runner.sweep.order``), so a batch's jobs share a stream and a slow
+    kind of job is spread over the run. A batch's jobs are read from ``spec_jsons``
+    only when it is made: a lazy sequence is never held whole."""
+    i, total = 0, len(spec_jsons)
+    while i < total:
+        n = max(1, min(size, -(-(total - i) // (2 * max(1, n_cpus)))))
+        yield [spec_jsons[j] for j in range(i, i + n)]
         i += n
 
 

@@ -5,6 +5,8 @@ The memory sees only text, time and meta; the harness keeps the ground truth
 (``runner.job.state``).
 The stream is consumed lazily and the job's own state stays small whatever the
 horizon (``runner.job.streaming``): 8 bytes of truth per observation, O(1) per query.
+A process keeps its last few streams of moderate length (``runner.job.streams``), so the
+next job on the same stream (another policy of a sweep) reads them instead of generating.
 The result is one row per checkpoint (20 evenly spaced, the last at the
 horizon): size and tokens at that time, quality metrics over the queries so far.
 
@@ -25,6 +27,7 @@ from typing import Any, cast
 from threadpoolctl import threadpool_limits
 
 from runner.adapters import AnswersAsIds, AnswersInBatches, Foresees, Prefetches
+from runner.job import streams
 from runner.job.state import JobRun
 from runner.results.shard import checkpoints
 from runner.spec.jobspec import JobSpec
@@ -79,7 +82,8 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     run = JobRun(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries,
                tuple(r.workload.categories))
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
-        memory.foresee(r.workload.events(spec.seed, spec.horizon, r.workload_params))
+        memory.foresee(streams.events(spec, r.workload.events(spec.seed, spec.horizon,
+                                                              r.workload_params)))
     cps = checkpoints(spec.horizon)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
@@ -89,7 +93,9 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     ask_batch: Callable[[list[Query]], None] | None = (
         partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
         else partial(run.queries, memory) if isinstance(memory, AnswersInBatches) else None)
-    events = iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
+    # (the stream's events kept from an earlier job of this process, if it ran one)
+    events = streams.events(spec, r.workload.events(spec.seed, spec.horizon,
+                                                    r.workload_params))
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])

@@ -248,11 +248,14 @@ class SpecJsons(Made[str]):
     """The canonical JSON of each job of a subset, made when asked for: what an
     executor is handed, without a string per job held."""
 
-    def __init__(self, jobs: Subset) -> None:
+    def __init__(self, jobs: Subset, order: np.ndarray | None = None) -> None:
+        """``order``: the subset's indices in the order to hand them out (default: as
+        they are)."""
         self.jobs = jobs
+        self.order = order
 
     def __len__(self) -> int:
         return len(self.jobs)
 
     def _make(self, i: int) -> str:
-        return self.jobs[i].canonical_json()
+        return self.jobs[i if self.order is None else int(self.order[i])].canonical_json()

@@ -34,6 +34,7 @@ from runner.spec.plugins import plugin_env, plugin_folders
 from runner.sweep.expand import SweepSpec
 from runner.sweep.grid import Grid, SpecJsons, Subset
 from runner.sweep.memories import memory_libraries, record_memories
+from runner.sweep.order import run_order
 from runner.sweep.plan import SWEEP_FORMAT, Plan, check_out_dir, plan, plugins
 
 # A job that fails (raises) runs at most this many times in one sweep; a worker or node
@@ -238,7 +239,8 @@ def run_sweep(
             if progress:
                 progress(result)
 
-        batch: Sequence[str] = SpecJsons(p.to_run)  # (each made when the executor asks)
+        # each made when the executor asks, a stream's jobs together (``run_order``)
+        batch: Sequence[str] = SpecJsons(p.to_run, run_order(p.to_run))
         for attempt in range(1, JOB_ATTEMPTS + 1):
             if ex is None or not batch:
                 break
