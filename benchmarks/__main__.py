@@ -2,7 +2,10 @@
 
 Runs every part, prints each figure as it comes and a summary table, and writes
 ``benchmarks/results.json`` (every figure with the command that made it, the
-machine and the load average). Parts:
+machine, the load average and the machine's speed at the time: ``python_loop_1e7_s``, the
+seconds of a pure-Python loop of 10^7 additions in a function, just before the part (a
+shared machine's speed varies by the hour: compare two runs' figures with it in mind).
+Parts:
 
 1. ``run``: per-policy seconds of one job at the default horizon, median of 5
    (``benchmarks/bench_run.py``; targets: contradiction <= 0.25 s, lifecycle <= 0.5 s).
@@ -135,6 +138,18 @@ RUNNERS = {"run": _run_part, "driver": _driver, "horizons": _horizons, "store": 
            "startup": _startup, "incumbents": _incumbents}
 
 
+def loop_seconds() -> float:
+    """The machine's speed now: seconds of a pure-Python loop of 10^7 additions (five
+    times the fastest of three loops of 2·10^6)."""
+    best = float("inf")
+    for _ in range(3):
+        t, total = time.perf_counter(), 0
+        for i in range(2_000_000):
+            total += i
+        best = min(best, time.perf_counter() - t)
+    return 5 * best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -158,7 +173,9 @@ def main() -> None:
     results["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "platform": platform.platform()}
     for part in parts:
-        print(f"== {part}  (load average {os.getloadavg()[0]:.2f})", flush=True)
+        speed = loop_seconds()
+        print(f"== {part}  (load average {os.getloadavg()[0]:.2f}; a 10^7-addition loop "
+              f"{speed:.2f} s)", flush=True)
         start = time.perf_counter()
         value = RUNNERS[part](args)
         if part == "horizons" and "horizons" in results:  # keep other workloads' rows
@@ -168,7 +185,8 @@ def main() -> None:
                 value[key] = [r for r in old[key] if r["workload"] not in ran] + value[key]
         results[part] = {"when": datetime.datetime.now(datetime.UTC).isoformat(
             timespec="seconds"), "seconds": round(time.perf_counter() - start, 1),
-            "load_average_after": round(os.getloadavg()[0], 2), "result": value}
+            "load_average_after": round(os.getloadavg()[0], 2),
+            "python_loop_1e7_s": round(speed, 3), "result": value}
         tmp = args.output.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
         tmp.replace(args.output)

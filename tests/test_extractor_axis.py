@@ -101,3 +101,23 @@ def test_bad_rates_are_one_line_errors(params: list[tuple[str, str]]) -> None:
     with pytest.raises(FbenchError) as err:
         make_spec("contradiction", "keep_all", 0, horizon=10, params=params)
     assert "\n" not in str(err.value) and "extract_" in str(err.value)
+
+
+def test_the_keyword_teachers_kept_answers_are_its_own(monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    """Prevents the teacher's per-process answers (shared by the extractors of one
+    lexicon) giving a text another lexicon's slot, or an answer a fresh search would not:
+    kept, dropped when full, and looked up again, every answer equals ``_find``'s."""
+    from memcore.extract import teacher
+
+    a = Lexicon(("alice", "bob"), (("home city", "city"),))
+    b = Lexicon(("alice", "bob"), (("job title", "job"),))
+    texts = ["Alice's home city is Paris.", "Bob's job title is chef.", "nothing here",
+             "Alice's home city is Paris."]
+    monkeypatch.setattr(teacher, "ANSWERS_KEPT", 2)
+    for lexicon, want in ((a, ["alice.city", None, None, "alice.city"]),
+                          (b, [None, "bob.job", None, None])):
+        first, second = KeywordTeacher(lexicon), KeywordTeacher(lexicon)
+        assert [first.extract(t) for t in texts] == want
+        assert [second.extract(t) for t in texts] == [first._find(t) for t in texts] == want
+        assert len(teacher._answers(lexicon)) <= 2
