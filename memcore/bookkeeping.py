@@ -22,6 +22,7 @@ from memcore.forget_log import ForgetLog, make_batch
 from memcore.importance import text_cost
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
+from memcore.relevance_table import relevance_table
 
 
 def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
@@ -63,6 +64,9 @@ class Bookkeeping:
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
+        self._texts = relevance_table(embedder)  # (None: relevance is summed per row)
+        if self._texts is not None:
+            self.cols.text_generation = self._texts.generation
 
     def _log_keep(self) -> int | None:
         keep = self.params.log_keep
@@ -99,7 +103,12 @@ class Bookkeeping:
             head = self._slot_head.get(sid)
             if head is not None:
                 cols.superseded[head] = True
-        row = cols.append(self.embedder.embed(text))
+        vec = self.embedder.embed(text)
+        row = cols.append(vec)
+        if self._texts is not None and cols.text_generation == self._texts.generation:
+            cols.text_id[row] = self._texts.intern(text, vec)
+            if cols.text_generation != self._texts.generation:  # (it started over)
+                cols.text_generation = -1
         eid = self._next_eid
         self._next_eid += 1
         obs = eid if obs_id is None else obs_id

@@ -50,6 +50,9 @@ class Columns(ColumnArrays):
             setattr(self, f.name, np.zeros(capacity, dtype=f.dtype))
         self.texts: list[str] = []
         self.tag_names: list[str] = []   # bit i of ``tags`` is tag_names[i]
+        # the generation of the relevance table whose ids ``text_id`` holds (None: the
+        # rows carry no text ids; -1: they must be given new ones)
+        self.text_generation: int | None = None
 
     MAX_TAGS = 63
     LOG_MAX = 1 << 16  # entries the log holds before it gives up (a reader recomputes)

@@ -60,6 +60,7 @@ FIELDS: tuple[Field, ...] = (
     Field("since", np.int64, "INTEGER NOT NULL", mutable=True),  # when it entered its tier
     Field("live", np.bool_),   # not persisted: the table holds only live entries
     Field("ntok", np.int64),   # whitespace tokens of the text (recomputed on restore)
+    Field("text_id", np.int64),  # the text's id in the process (``memcore.relevance_table``)
 )
 
 ARRAYS: tuple[Field, ...] = tuple(f for f in FIELDS if f.dtype is not None)  # Columns' arrays
@@ -85,6 +86,7 @@ class ColumnArrays:
     since: np.ndarray
     live: np.ndarray
     ntok: np.ndarray
+    text_id: np.ndarray
 
 
 @dataclass(frozen=True)

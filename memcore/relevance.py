@@ -13,9 +13,11 @@ order, from 0, with no fused multiply-add (the embedder's values are non-negativ
 even a zero's sign agrees). ``tests/test_relevance.py`` checks this against fresh sums
 through growth, compaction, eviction and a lost log.
 
-For sparse queries only (the hashing embedder's); a dense embedder's query is one BLAS
-product, as before. The kept values fit a budget of floats; a store too large to keep
-``MIN_TEXTS`` texts keeps none (each query sums afresh).
+For sparse queries only, of the stores whose relevance is not looked up by text
+(``memcore.relevance_table``: a sparse embedder other than hashing, or a store with more
+distinct texts than that table keeps); a dense embedder's query is one BLAS product, as
+before. The kept values fit a budget of floats; a store too large to keep ``MIN_TEXTS``
+texts keeps none (each query sums afresh).
 """
 
 from __future__ import annotations

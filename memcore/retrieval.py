@@ -3,8 +3,9 @@
 Retrieval is the generative-agents trio: ``score = (w_rec·recency + w_imp·importance
 + w_rel·relevance) / (w_rec + w_imp + w_rel) × strength`` with
 ``recency = recency_base ** (now - turn)``; top-k, ties broken by the newer entry.
-A sum over the query's dimensions' posting lists (one BLAS product for a dense
-embedder) and a partial sort: no Python loop over entries. ``*_many`` do the same for
+A relevance looked up by text (``memcore.relevance_table``) or summed over the query's
+dimensions' posting lists (one BLAS product for a dense embedder), and a partial sort:
+no Python loop over entries. ``*_many`` do the same for
 the questions of one time as matrices, element for element the same operations, so
 the same numbers. The ranker only reads the columns; what a retrieval changes
 (reinforcement, a policy's ``on_access``) is the store's.
@@ -21,6 +22,7 @@ from memcore.embed import Embedder
 from memcore.params import StoreParams
 from memcore.policies.base import Policy
 from memcore.relevance import KeptRelevance
+from memcore.relevance_table import relevance_table
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Ranker:
         self._rec_table = np.empty(0)  # recency_base ** age for ages 0, 1, ...
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._texts = relevance_table(embedder)
 
     def rows_moved(self) -> None:
         """The columns were compacted: the kept recencies and relevances no longer line up."""
@@ -64,12 +67,40 @@ class Ranker:
         """Cosine of ``text`` with rows ``[0, n)``.
 
         A sparse query (at most ``SPARSE_DIMS`` non-zero dimensions: the hashing
-        embedder's) is summed over its dimensions' posting lists (``Columns.dot``: the
-        same on every CPU); a dense one is one BLAS product, as it always was."""
+        embedder's) is looked up by the rows' texts where the store keeps their ids
+        (``memcore.relevance_table``), else summed over its dimensions' posting lists
+        (``Columns.dot``); both the same numbers on every CPU. A dense one is one BLAS
+        product, as it always was."""
         nz, weights = self._query_dims(text)
         if len(nz) > self.SPARSE_DIMS:
             return weights @ cols.dense(nz)
+        ids = self._text_ids(cols)
+        if ids is not None:  # by text: one gather (``memcore.relevance_table``)
+            return self._by_text(text).take(ids)
         return cols.dot(nz, weights)
+
+    def _by_text(self, text: str) -> np.ndarray:
+        assert self._texts is not None
+        return self._texts.relevance(text, self.embedder.embed(text))
+
+    def _text_ids(self, cols: Columns) -> np.ndarray | None:
+        """The text id of rows ``[0, n)``, given anew if the table started over since
+        they were; None if the rows carry none (then relevance is summed per row)."""
+        table = self._texts
+        if table is None or cols.text_generation is None:
+            return None
+        n = cols.n
+        if table.full():
+            table.restart()
+        if cols.text_generation != table.generation:
+            embed, texts = self.embedder.embed, cols.texts
+            if len(set(texts[:n])) > table.MAX_STORE_TEXTS:  # too many: sum per row
+                cols.text_generation = None
+                return None
+            while cols.text_generation != table.generation:  # (at most twice)
+                cols.text_generation = table.generation
+                cols.text_id[:n] = [table.intern(t, embed(t)) for t in texts[:n]]
+        return cols.text_id[:n]
 
     def _query_dims(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The non-zero dimensions of ``text``'s vector and their values, kept per text
@@ -85,9 +116,17 @@ class Ranker:
 
     def relevance_many(self, cols: Columns, texts: list[str]) -> np.ndarray:
         """``relevance`` of each text, as one ``(len(texts), n)`` matrix (the same numbers):
-        sparse queries from the relevances kept per text (``memcore.relevance``)."""
+        sparse queries by text (``memcore.relevance_table``), else from the relevances
+        kept per text (``memcore.relevance``)."""
         queries = [self.embedder.embed(t) for t in texts]
         if all(len(self._query_dims(t)[0]) <= self.SPARSE_DIMS for t in texts):
+            ids = self._text_ids(cols)
+            if ids is not None:  # by text: a gather each
+                assert self._texts is not None
+                out = np.empty((len(texts), cols.n))
+                for i, values in enumerate(self._texts.relevance_many(texts, queries)):
+                    values.take(ids, out=out[i])
+                return out
             kept = self._kept.get_many(cols, texts, queries)
             if kept is not None:
                 return kept

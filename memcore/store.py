@@ -238,3 +238,5 @@ class MemoryStore(Bookkeeping):
         last = max((e.eid for e in entries), default=-1)
         self._next_eid = max([last, *(r.eid for r in snap.forgotten)]) + 1
         self.peak_size = max(snap.peak_size, cols.n_live)
+        if cols.text_generation is not None:  # (the rows' text ids are given when asked)
+            cols.text_generation = -1

@@ -99,6 +99,67 @@ def test_kept_relevances_equal_fresh_sums_through_growth_compaction_and_eviction
     assert max(groups) > 1
 
 
+@pytest.mark.parametrize("together", [1 << 20, 50])
+def test_relevance_by_text_is_the_sum_per_row_through_restarts_and_reopening(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory,
+        together: int) -> None:
+    """Prevents a relevance by text (``memcore.relevance_table``) that differs from the
+    sum over the row's postings by a bit: a text's terms summed in another order, a row
+    read with another text's id, ids void after the table started over (a small table
+    forces restarts, in an add and in a question) or after a compaction, a reopened store
+    whose rows carry no ids yet, two stores of one process sharing the table, and
+    questions caught up together or (past ``CATCH_UP_FLOATS``) one by one."""
+    from memcore import relevance_table
+
+    monkeypatch.setattr(relevance_table.RelevanceTable, "CATCH_UP_FLOATS", together)
+    monkeypatch.setattr(relevance_table.RelevanceTable, "MAX_TEXTS", 400)
+    monkeypatch.setattr(relevance_table.RelevanceTable, "MAX_STORE_TEXTS", 200)
+    monkeypatch.setattr(relevance_table.RelevanceTable, "MAX_FLOATS", 4000)
+    monkeypatch.setattr(relevance_table, "_TABLES", {})
+    rng = np.random.default_rng(3)
+    pool, asked = _texts(rng, 120), _texts(rng, 30)
+    stores = [MemoryStore(POLICIES[p](), HashingEmbedder(), None)
+              for p in ("fifo", "lru", "keep_all")]
+    table = relevance_table.relevance_table(HashingEmbedder())
+    assert table is not None and relevance_table.relevance_table(Columns) is None  # type: ignore[arg-type]
+    generations = set()
+    for step in range(60):
+        for store in stores:
+            for t in rng.choice(pool, int(rng.integers(1, 12))).tolist() + _texts(rng, 4):
+                store.add(t, step)
+            if step % 20 == 19:  # rows removed, then squeezed out
+                store.forget(store.cols.obs_id[: store.cols.n : 2][
+                    store.cols.live[: store.cols.n : 2]].tolist(), step, "test")
+                store._compact()
+            texts = rng.choice(asked, 4).tolist()
+            ranker, cols = store._ranker, store.cols
+            many = ranker.relevance_many(cols, texts)
+            for i, t in enumerate(texts):
+                q = HashingEmbedder().embed(t)
+                nz = np.flatnonzero(q)
+                want = cols.dot(nz, q[nz])
+                assert np.array_equal(many[i], want) and np.array_equal(
+                    ranker.relevance(cols, t), want)
+            if store is not stores[-1]:  # (keep_all's outgrow it: summed per row then)
+                assert cols.text_generation == table.generation
+        generations.add(table.generation)
+    assert len(generations) > 3  # (it started over, several times)
+    assert stores[-1].cols.text_generation is None  # keep_all's texts outgrew it
+    path = str(tmp_path) + "/s.db"  # type: ignore[operator]
+    store = MemoryStore(POLICIES["keep_all"](), HashingEmbedder(), None,
+                        StoreParams(backend="sqlite", path=path))
+    for t in pool[:50]:
+        store.add(t, 1)
+    store.close()
+    again = MemoryStore.open(path, POLICIES["keep_all"](), HashingEmbedder())
+    assert again.cols.text_generation == -1
+    for t in asked[:5]:
+        q = HashingEmbedder().embed(t)
+        nz = np.flatnonzero(q)
+        assert np.array_equal(again.relevance(t), again.cols.dot(nz, q[nz]))
+    again.close()
+
+
 def test_top_k_many_is_top_k_row_by_row_ties_included() -> None:
     """Prevents a batched top-k that orders ties differently from one query's: equal
     scores go to the newer row in both (and a k past the sample of newest rows)."""
