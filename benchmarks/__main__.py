@@ -21,7 +21,8 @@ Parts:
    the seed's own code, for every analytic policy; learned_forget <= 1.5x ebbinghaus).
 7. ``sweep``: README's ``fbench sweep --seeds N`` from a cold start at 2, 4 and 6 seeds,
    fitted and extrapolated to 50 (``benchmarks.bench_sweep``; <= 10 minutes, mean job
-   <= 0.25 s, every workload's median job <= 0.6 s, efficiency >= 0.85).
+   <= 0.25 s, every workload's median job <= 0.6 s, efficiency >= 0.85); with
+   ``--full-sweep`` also the 50 seeds themselves, timed.
 8. ``startup``: whole-process seconds of ``fbench list policies`` and of a one-turn
    ``fbench run``, and the heavy modules each imports (``benchmarks.bench_startup``;
    <= 0.5 s and <= 1 s, importing none of torch, Ray, matplotlib, the incumbents).
@@ -102,7 +103,7 @@ def _seed(args: argparse.Namespace) -> dict[str, Any]:
 def _sweep(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_sweep import measure
 
-    return measure([2, 4, 6])
+    return measure([2, 4, 6], full=args.full_sweep)
 
 
 def _startup(args: argparse.Namespace) -> dict[str, Any]:
@@ -161,6 +162,8 @@ def main() -> None:
     ap.add_argument("--driver-jobs", default="10000,100000", help="sweep sizes for driver")
     ap.add_argument("--bookkeeping-jobs", default="1000000",
                     help="sweep sizes for the driver's bookkeeping")
+    ap.add_argument("--full-sweep", action="store_true",
+                    help="sweep: also run the 50 seeds it extrapolates to (about 10 min)")
     ap.add_argument("--output", type=Path, default=RESULTS)
     args = ap.parse_args()
     parts = [p for p in args.only.split(",") if p]
