@@ -387,3 +387,17 @@ def test_judging_a_block_at_once_equals_judging_each(k: int) -> None:
         assert (int(correct[i].sum()), int(stale[i].sum())) == (want.correct, want.stale)
         assert bool(correct[i, 0]) == want.top1_correct
         assert int((correct[i] & (obs[i] >= 100)).sum()) == want.current
+
+
+def test_a_scores_key_is_its_fields_in_order() -> None:
+    """Prevents a job's kept per-query values being read for the wrong kind of score:
+    a batch of questions keys them by its fields in ``QueryScore``'s order, so a field
+    added or reordered without ``key`` following would mix two kinds up."""
+    import dataclasses
+
+    score = QueryScore(5, 2, 1, True, False, True, 1)
+    assert score.key() == dataclasses.astuple(score)
+    assert QueryScore(*score.key()) == score
+    assert [f.name for f in dataclasses.fields(QueryScore)] == [
+        "retrieved", "correct", "stale", "top1_correct", "current_forgotten", "top5_correct",
+        "current"]

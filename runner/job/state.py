@@ -61,7 +61,8 @@ class JobRun:
         self.quality = [(m.name, m.per_query) for m in quality_metrics()
                         if m.per_query is not None]
         self.values = [value for _, value in self.quality]
-        self._values_of: dict[QueryScore, list[float]] = {}  # (scores recur: few kinds)
+        # a score's per-query values, by the score's fields (scores recur: few kinds)
+        self._values_of: dict[tuple[Any, ...], list[float]] = {}
         # per category, each quality metric's sum over its queries (in ``quality`` order)
         self.sums = {c: [0.0] * len(self.quality) for c in cats}
         self.counts = dict.fromkeys(cats, 0)
@@ -158,18 +159,24 @@ class JobRun:
             correct.sum(axis=1), stale.sum(axis=1),
             (correct & (obs >= since[:, None])).sum(axis=1), correct[:, 0],
             correct[:, :5].any(axis=1)))
-        for i, ev in enumerate(evs):
-            self.count(ev, QueryScore(retrieved[i], n_correct[i], n_stale[i], top1[i],
-                                      self._forgotten(slots[i]),
-                                      top5[i] if self.k >= 5 else None, n_current[i]))
+        five = self.k >= 5
+        for i, ev in enumerate(evs):  # (as ``QueryScore.key``: no score made per question)
+            self._count(ev, (retrieved[i], n_correct[i], n_stale[i], top1[i],
+                             self._forgotten(slots[i]), top5[i] if five else None,
+                             n_current[i]))
 
     def count(self, ev: Query, score: QueryScore) -> None:
         """Add one question's score to its categories' sums."""
-        values = self._values_of.get(score)
+        self._count(ev, score.key())
+
+    def _count(self, ev: Query, fields: tuple[Any, ...]) -> None:
+        """``count`` of the score with these fields (``QueryScore.key``)."""
+        values = self._values_of.get(fields)
         if values is None:  # a per-query value is a function of the score alone
-            values = self._values_of[score] = [value(score) for value in self.values]
+            score = QueryScore(*fields)
+            values = self._values_of[fields] = [value(score) for value in self.values]
         if self.answered is not None:
-            self.answered.append(int(score.current > 0))
+            self.answered.append(int(fields[6] > 0))  # (the score's ``current``)
         for cat in ("all", ev.truth.category):
             if cat not in self.counts:  # a category the workload does not declare
                 continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,12 @@ class QueryScore:
     current_forgotten: bool
     top5_correct: bool | None = None  # None: fewer than 5 items were asked for
     current: int = 0  # correct items asserted since the slot last took its value
+
+    def key(self) -> tuple[Any, ...]:
+        """The fields, in order (``QueryScore(*score.key()) == score``): what a job keeps
+        a kind of score's per-query values by."""
+        return (self.retrieved, self.correct, self.stale, self.top1_correct,
+                self.current_forgotten, self.top5_correct, self.current)
 
     def values(self) -> dict[str, float]:
         """The per-query values of the quality metrics (their mean is the metric), as
