@@ -121,10 +121,16 @@ def readme_sentence(result: dict[str, Any]) -> str:
     runs = result["runs"]
     counts = [str(r["seeds"]) for r in runs]
     seeds = ", ".join(counts[:-1]) + f" and {counts[-1]}" if len(counts) > 1 else counts[0]
-    if "full" in result:
-        took = f"took {result['full']['wall_s'] / 60:.1f} minutes"
-    else:
-        took = f"takes about {result['estimate_50_s'] / 60:.0f} minutes"
+    if "full" in result:  # the run itself, and what the smaller runs predicted
+        full = result["full"]
+        return (f"On a 2-core machine it took {full['wall_s'] / 60:.1f} minutes from a cold "
+                f"start, embedded Ray and the report included (a mean job of "
+                f"{full['mean_job_s']:.2f} s); runs at {seeds} seeds fit "
+                f"{result['fixed_s']:.0f} s of start-up and report plus "
+                f"{result['per_seed_s']:.1f} s a seed, {result['estimate_50_s'] / 60:.1f} "
+                f"minutes at 50 (a mean job of {result['mean_job_s']:.2f} s; `python -m "
+                "benchmarks.bench_sweep --full`, figures in `benchmarks/results.json`).")
+    took = f"takes about {result['estimate_50_s'] / 60:.0f} minutes"
     return (f"On a 2-core machine it {took} from a cold start, embedded Ray and the report "
             f"included: {result['fixed_s']:.0f} s of start-up and report plus "
             f"{result['per_seed_s']:.1f} s a seed, fitted at {seeds} seeds by "
