@@ -47,9 +47,9 @@ INLINE_BELOW_S = 20.0
 # README's sweep over every default policy, 2 workers on 2 cores (`python -m
 # benchmarks.bench_sweep`, benchmarks/results.json; tests/test_sweep.py keeps them in
 # step), and a guess for any other workload.
-JOB_SECONDS = {"contradiction": 0.12, "contradiction.retrievable": 0.14, "lifecycle": 0.17,
-               "lifecycle.bursty": 0.22, "lifecycle.durable_heavy": 0.32,
-               "lifecycle.high_freq_skew": 0.22, "lifecycle.recency_biased": 0.16}
+JOB_SECONDS = {"contradiction": 0.18, "contradiction.retrievable": 0.18, "lifecycle": 0.23,
+               "lifecycle.bursty": 0.31, "lifecycle.durable_heavy": 0.41,
+               "lifecycle.high_freq_skew": 0.28, "lifecycle.recency_biased": 0.22}
 OTHER_JOB_SECONDS = 0.5
 
 
