@@ -353,7 +353,7 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
 
     run = JobRun(_ReturnsFirst(), k=5)  # type: ignore[arg-type]
     for ev in (obs(0, "austin"), ask(1), obs(2, "boston"), obs(3, "austin"), ask(4)):
-        run.handlers[type(ev)](ev)  # type: ignore[operator]
+        run.handlers()[type(ev)](ev)
     assert run.counts["all"] == 2
     sums = dict(zip([name for name, _ in run.quality], run.sums["all"], strict=True))
     assert sums["recall_at_k"] == 2.0

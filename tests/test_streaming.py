@@ -43,3 +43,27 @@ def test_latency_without_samples_is_nan() -> None:
     """Prevents a job without queries from reporting a made-up latency."""
     stats = LatencyStats()
     assert np.isnan(stats.mean()) and np.isnan(stats.quantile(0.95))
+
+
+@pytest.mark.parametrize("policy", ["lfu", "lethe", "oracle"])
+def test_a_finished_job_is_freed_without_the_garbage_collector(policy: str) -> None:
+    """Prevents a reference cycle through a job's state (it held its own bound methods
+    once): the whole store then waited for a cyclic collection, which in a sweep's worker
+    scanned every finished job's memory and cost about 7% of its time. After a job, a
+    collection finds none of the job's objects."""
+    import gc
+
+    from runner.job.run import run_job
+    from runner.spec.resolve import make_spec
+
+    run_job(make_spec("lifecycle", policy, 0, horizon=30))
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        run_job(make_spec("lifecycle", policy, 1, horizon=30))
+        gc.collect()
+        kinds = {type(o).__module__.split(".")[0] for o in gc.garbage}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert not kinds & {"memcore", "runner", "workloads"}, kinds

@@ -87,7 +87,7 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     cps = checkpoints(spec.horizon)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
-    handlers = run.handlers
+    handlers = run.handlers()
     prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
     # questions of one time in one call, as ids where the memory gives them so
     ask_batch: Callable[[list[Query]], None] | None = (
@@ -117,7 +117,7 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
             if ask_batch is not None and end - i > 1:  # questions of one time: one batch
                 ask_batch(cast(list[Query], block[i:end]))  # (no checkpoint between them)
             else:
-                handlers[type(ev)](ev)  # type: ignore[operator]
+                handlers[type(ev)](ev)
             i = end
     while len(rows) < len(cps):
         cp = cps[len(rows)]
