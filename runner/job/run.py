@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
@@ -81,9 +81,13 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
     run = JobRun(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries,
                tuple(r.workload.categories))
+    def stream() -> Iterator[Any]:
+        """The job's events (kept from an earlier job of this process, if it ran one)."""
+        return streams.events(spec, r.workload.events(spec.seed, spec.horizon,
+                                                      r.workload_params))
+
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
-        memory.foresee(streams.events(spec, r.workload.events(spec.seed, spec.horizon,
-                                                              r.workload_params)))
+        memory.foresee(stream())
     cps = checkpoints(spec.horizon)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
@@ -93,9 +97,7 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     ask_batch: Callable[[list[Query]], None] | None = (
         partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
         else partial(run.queries, memory) if isinstance(memory, AnswersInBatches) else None)
-    # (the stream's events kept from an earlier job of this process, if it ran one)
-    events = streams.events(spec, r.workload.events(spec.seed, spec.horizon,
-                                                    r.workload_params))
+    events = stream()
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
