@@ -78,7 +78,10 @@ def run_batch(task: TaskFn, spec_jsons: list[str]) -> list[Outcome]:
     import ray
     import torch
 
+    from cluster import worker_gc
+
     torch.set_num_threads(1)  # one task per CPU: no intra-op oversubscription
+    worker_gc.before_batch()
     return task(spec_jsons, ray.get_runtime_context().get_node_id())
 
 

@@ -289,6 +289,33 @@ def test_report_and_plots_are_byte_identical_across_runs(reported: Path, tmp_pat
     assert b"Software" not in b"".join(pngs.values())
 
 
+def test_plots_drawn_by_a_helper_process_are_the_same_bytes(reported: Path,
+                                                            tmp_path: Path) -> None:
+    """Prevents the figures a spawned helper draws (``runner.report.pool``, what the CLI
+    does on several cores) from differing from those drawn in one process: a style, a
+    note or a file lost or changed on the way."""
+    again = tmp_path / "again"
+    shutil.copytree(reported, again)
+    for png in (again / "plots").glob("*.png"):
+        png.unlink()
+    write_report(again, helpers=1)
+    assert _pngs(again) == _pngs(reported)
+    assert (again / "RESULTS.md").read_bytes() == (reported / "RESULTS.md").read_bytes()
+
+
+def test_helpers_start_only_for_enough_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a small report (a test's, a user's one workload) from paying a helper
+    process's start-up for a few figures, and a large one from drawing on one core."""
+    from runner.report import pool
+
+    monkeypatch.setattr(pool, "cores", lambda: 2)
+    assert [pool.helpers_for(n) for n in (1, 9, 11, 12, 28)] == [0, 0, 0, 1, 1]
+    monkeypatch.setattr(pool, "cores", lambda: 8)
+    assert [pool.helpers_for(n) for n in (11, 12, 28, 100)] == [0, 1, 3, 7]
+    monkeypatch.setattr(pool, "cores", lambda: 1)
+    assert pool.helpers_for(28) == 0
+
+
 def test_report_states_n_method_grid_and_directions(reported: Path) -> None:
     """Prevents a report that omits what a reader needs to judge it."""
     text = (reported / "RESULTS.md").read_text()

@@ -191,7 +191,8 @@ def sweep(
     if report:
         from runner.report.markdown import write_report
 
-        path = write_report(folder, report_dir / "RESULTS.md" if report_dir else None)
+        path = write_report(folder, report_dir / "RESULTS.md" if report_dir else None,
+                            helpers=None)
         err.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
     if result.failed:
         raise typer.Exit(1)

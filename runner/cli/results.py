@@ -82,7 +82,8 @@ def report_cmd(
     if calibration is not None and not calibration.is_dir():
         raise FbenchError(f"--calibration {str(calibration)!r} is not a folder; give the "
                           "folder of `fbench calibrate --json` files")
-    path = write_report(folder, output, include or [], html=page, calibration=calibration)
+    path = write_report(folder, output, include or [], html=page, calibration=calibration,
+                        helpers=None)
     console.print(f"wrote {path}", markup=False, highlight=False, soft_wrap=True)
     if page is not None:
         console.print(f"wrote {page}", markup=False, highlight=False, soft_wrap=True)

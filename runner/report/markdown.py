@@ -61,7 +61,7 @@ SHARD_COLUMNS = tuple(dict.fromkeys((
 
 def write_report(out: str | Loc, output: Path | None = None,
                  include: Sequence[str | Loc] = (), html: Path | None = None,
-                 calibration: Path | None = None) -> Path:
+                 calibration: Path | None = None, helpers: int | None = 0) -> Path:
     """Write the plots into ``OUT/plots``, every comparison into ``OUT/comparisons.csv``
     (every metric of every cell is ``OUT/summary.parquet``), and the report (default
     ``OUT/RESULTS.md``); each folder of ``include`` (another sweep, e.g. the incumbents')
@@ -69,7 +69,8 @@ def write_report(out: str | Loc, output: Path | None = None,
     that ran their cells. ``html``: the same report as one self-contained web page too.
     ``calibration``: a folder of ``fbench calibrate --json`` files, shown as the Headroom
     section. A remote OUT (``runner.results.where``) keeps its tables; the plots and the
-    report go to ``output``'s folder, which must then be given."""
+    report go to ``output``'s folder, which must then be given. ``helpers``: processes
+    that draw plots beside this one (``write_plots``; ``None``: one per other core)."""
     out = location(out)
     if output is None:
         if isinstance(out, ArrowPath):
@@ -88,7 +89,7 @@ def write_report(out: str | Loc, output: Path | None = None,
     text = ""
     for f in folders:
         summary, comparisons = tables[f]
-        plots = write_plots(_plot_folder(f, out, output), summary, shards[f])
+        plots = write_plots(_plot_folder(f, out, output), summary, shards[f], helpers)
         body = render(summary, shards[f], plots, output.parent, comparisons,
                       results if f == out else (), repro if f == out else (),
                       top if f == out else [], report_command(out, include, output, calibration)

@@ -35,11 +35,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from pathlib import Path
+from typing import Any, cast
 
 import pyarrow as pa
 
 from runner.analysis import scaling
+from runner.report import pool
 from runner.report.plot_scaling import scaling_figure
 from runner.report.plot_setting import (
     FRONTIERS,
@@ -49,6 +52,7 @@ from runner.report.plot_setting import (
     params_full,
 )
 from runner.report.plot_style import report_style, setting_title
+from runner.results.aggregate import Setting
 
 
 @dataclass(frozen=True)
@@ -71,43 +75,107 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table) -> Plots:
+@dataclass(frozen=True)
+class _Figure:
+    """One figure to draw: its kind (``bloat``, a ``FRONTIERS`` kind or ``scaling``), what
+    it shows (a setting; a scaling figure's (workload, k)) and its file."""
+
+    kind: str
+    shows: tuple[Any, ...]
+    path: Path
+
+
+class _Inputs:
+    """What the figures read, made from the tables once in each process that draws."""
+
+    def __init__(self, summary: pa.Table, shards: pa.Table) -> None:
+        self.summ = PlotSummary(summary)
+        self.shards = shards
+        self.full = params_full(shards)
+
+    @cached_property
+    def fitted(self) -> dict[tuple[str, int], scaling.Study]:
+        return {(st.workload, st.k): st for st in scaling.studies(self.shards,
+                                                                   self.summ.baseline)}
+
+
+def _draw(fig: _Figure, inputs: _Inputs) -> list[str]:
+    """Draw and save one figure; its notes."""
+    with report_style():
+        if fig.kind == "scaling":
+            return scaling_figure(inputs.fitted[fig.shows], fig.path, inputs.summ.baseline)
+        setting = cast(Setting, fig.shows)
+        if fig.kind == "bloat":
+            bloat_figure(setting, inputs.summ.variants(setting), inputs.shards, fig.path,
+                         inputs.summ.baseline)
+        else:
+            xm, ym, what = FRONTIERS[fig.kind]
+            frontier_figure(setting, inputs.summ, inputs.full, xm, ym, what, fig.path)
+    return []
+
+
+_HELPER: _Inputs | None = None  # a helper process's inputs (``runner.report.pool``)
+
+
+def _start_helper(summary: pa.Table, shards: pa.Table) -> None:
+    global _HELPER
+    _HELPER = _Inputs(summary, shards)
+
+
+def _draw_in_helper(fig: _Figure) -> list[str]:
+    assert _HELPER is not None
+    return _draw(fig, _HELPER)
+
+
+def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table,
+                helpers: int | None = 0) -> Plots:
     """Every figure for the summary (and the shards' checkpoint rows) into ``plots_dir``.
+
+    ``helpers``: how many spawned processes draw some of them (``runner.report.pool``);
+    ``None``, one per other core when there are enough figures (the CLI's choice). A
+    spawned process imports the caller's main module, so a script that asks for helpers
+    must guard its own work with ``if __name__ == "__main__":``.
 
     ``shards`` needs the cell columns, ``t``, ``params_full`` and
     ``runner.analysis.scaling.COLUMNS`` (its final rows give the scaling plots' points)."""
     plots_dir = Path(plots_dir)
-    summ = PlotSummary(summary)
-    full = params_full(shards)
+    inputs = _Inputs(summary, shards)
+    summ = inputs.summ
     result = Plots()
-    with report_style():
-        for setting in summ.settings():
-            w, h, k = setting
-            stem = f"{_slug(w)}-h{h}-k{k}"
-            title = setting_title(setting)
-            bloat = plots_dir / f"bloat-{stem}.png"
-            bloat_figure(setting, summ.variants(setting), shards, bloat, summ.baseline)
-            result.plots.append(Plot("bloat", f"Memory growth — {title}", bloat, w, k, h))
-            for kind, (xm, ym, what) in FRONTIERS.items():
-                path = plots_dir / f"{kind}-{stem}.png"
-                frontier_figure(setting, summ, full, xm, ym, what, path)
-                result.plots.append(Plot(kind, f"{what} — {title}", path, w, k, h))
-        fitted = {(st.workload, st.k): st for st in scaling.studies(shards, summ.baseline)}
-        for w, k in sorted({(c[0], c[2]) for c in summ.cells}):
-            horizons = sorted({c[1] for c in summ.cells if c[0] == w and c[2] == k})
-            study = fitted.get((w, k))
-            if len(horizons) < 2 or study is None:
-                result.notes.append(f"scaling plot for {w} (k={k}) skipped: it ran at one "
-                                    f"horizon ({horizons[0]})")
-                continue
-            if not study.series:
-                result.notes.append(f"scaling plot for {w} (k={k}) skipped: no policy ran at "
-                                    "two horizons")
-                continue
-            path = plots_dir / f"scaling-{_slug(w)}-k{k}.png"
-            result.notes += scaling_figure(study, path, summ.baseline)
-            result.plots.append(Plot("scaling", f"Final size, tokens and seconds vs horizon "
-                                     f"(log–log) — {w}, k={k}", path, w, k, None))
+    figures: list[_Figure] = []
+    notes: list[str | int] = []  # in order: a note, or the figure whose notes go there
+    for setting in summ.settings():
+        w, h, k = setting
+        stem = f"{_slug(w)}-h{h}-k{k}"
+        title = setting_title(setting)
+        bloat = plots_dir / f"bloat-{stem}.png"
+        figures.append(_Figure("bloat", setting, bloat))
+        result.plots.append(Plot("bloat", f"Memory growth — {title}", bloat, w, k, h))
+        for kind, (_, _, what) in FRONTIERS.items():
+            path = plots_dir / f"{kind}-{stem}.png"
+            figures.append(_Figure(kind, setting, path))
+            result.plots.append(Plot(kind, f"{what} — {title}", path, w, k, h))
+    for w, k in sorted({(c[0], c[2]) for c in summ.cells}):
+        horizons = sorted({c[1] for c in summ.cells if c[0] == w and c[2] == k})
+        study = inputs.fitted.get((w, k)) if len(horizons) > 1 else None
+        if len(horizons) < 2 or study is None:
+            notes.append(f"scaling plot for {w} (k={k}) skipped: it ran at one "
+                         f"horizon ({horizons[0]})")
+            continue
+        if not study.series:
+            notes.append(f"scaling plot for {w} (k={k}) skipped: no policy ran at two "
+                         "horizons")
+            continue
+        path = plots_dir / f"scaling-{_slug(w)}-k{k}.png"
+        notes.append(len(figures))
+        figures.append(_Figure("scaling", (w, k), path))
+        result.plots.append(Plot("scaling", f"Final size, tokens and seconds vs horizon "
+                                 f"(log–log) — {w}, k={k}", path, w, k, None))
+    drawn = pool.share(figures, partial(_draw, inputs=inputs), _draw_in_helper,
+                       _start_helper, (summary, shards),
+                       pool.helpers_for(len(figures)) if helpers is None else helpers)
+    for note in notes:
+        result.notes += [note] if isinstance(note, str) else drawn[note]
     written = {p.path.resolve() for p in result.plots}
     for old in sorted(plots_dir.glob("*.png")):
         if old.resolve() not in written:

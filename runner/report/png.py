@@ -16,9 +16,10 @@ PNG_METADATA: dict[str, Any] = {"Software": None}  # no Software tag: the same b
 
 
 def save_png(fig: Figure, path: Path) -> None:
-    """The figure as a 256-colour palette PNG (Pillow's median cut, no dithering: a third
-    of the RGBA file's bytes, the same picture to the eye; RESULTS.html embeds every plot),
-    written atomically."""
+    """The figure as a 256-colour palette PNG (Pillow's fast octree, no dithering: about
+    a quarter of the RGBA file's bytes, the same picture to the eye, RESULTS.html embeds
+    every plot; a twelfth of median cut's time, which took 3 of a report's 20 s, with
+    files a quarter smaller), written atomically."""
     from PIL import Image
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -27,7 +28,7 @@ def save_png(fig: Figure, path: Path) -> None:
     fig.savefig(raw, format="png", dpi=DPI, metadata=PNG_METADATA)
     raw.seek(0)
     small = Image.open(raw).convert("RGB").quantize(
-        colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
     small.save(out, format="PNG", optimize=True)
     write_bytes(path, out.getvalue())
