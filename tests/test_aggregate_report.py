@@ -253,6 +253,91 @@ def test_report_aggregation_without_keep_all_pairs_nothing(two: Path) -> None:
     assert summary.column("n_pairs").null_count == summary.num_rows
 
 
+def test_final_rows_are_read_once_per_state_of_the_files(
+        two: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a report from reading every shard twice for the same final rows (its
+    aggregation and its evidence: 10 s each at 50 seeds) or checking every file's footer
+    again, and a kept table or check from hiding a shard rewritten since (a rerun) or one
+    added."""
+    import runner.results.load as load
+
+    reads: list[bool] = []
+    real = load._read
+    monkeypatch.setattr(load, "_read", lambda *a: reads.append(a[4]) or real(*a))
+    monkeypatch.setattr(load, "_FINAL", [])
+    checks: list[bool] = []
+    check = load._check_required
+    monkeypatch.setattr(load, "_check_required", lambda *a: checks.append(True) or check(*a))
+    monkeypatch.setattr(load, "_CHECKED", [])
+    first = load_shards(two, final_only=True)
+    again = load_shards(two, final_only=True, columns=["job_id", "final_size"])
+    assert reads == [True]
+    assert again.equals(first.select(["job_id", "final_size"]))
+    every = load_shards(two, columns=["job_id", "t"])  # the files' check is not repeated
+    assert reads == [True, False] and len(checks) == 1 and every.num_rows > first.num_rows
+    shard = sorted((two / "shards").rglob("*.parquet"))[0]
+    os.utime(shard, ns=(shard.stat().st_atime_ns, shard.stat().st_mtime_ns + 10**9))
+    load_shards(two, final_only=True)
+    assert reads == [True, False, True] and len(checks) == 2
+    _run(two, "keep_all", 99, 300, [])
+    assert load_shards(two, final_only=True).num_rows == first.num_rows + 1
+    assert reads == [True, False, True, True] and len(checks) == 3
+    with pytest.raises(FbenchError, match="no column 'nope'"):
+        load_shards(two, final_only=True, columns=["nope"])
+
+
+def _same(a: pa.Table, b: pa.Table) -> bool:
+    """The same schema and values, a nan equal to a nan (``Table.equals`` has them differ)."""
+    def values(t: pa.Table) -> dict[str, list[object]]:
+        return {n: ["nan" if isinstance(v, float) and math.isnan(v) else v
+                    for v in t.column(n).to_pylist()] for n in t.column_names}
+    return a.schema.equals(b.schema) and values(a) == values(b)
+
+
+def test_shards_this_process_wrote_load_as_from_the_files(
+        two: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents the report after a sweep (which takes the shards its driver wrote from
+    memory: ``runner.results.known``) from differing from one that reads the files: a
+    column out of order, a category missing from one workload's shards not null, a row
+    out of place; and prevents a shard changed since it was written from being taken."""
+    import pyarrow.parquet as pq
+
+    import runner.results.load as load
+    from runner.results import known
+
+    spec = make_spec("lifecycle", "keep_all", 1, horizon=20)  # (categories of its own)
+    o = execute(spec.canonical_json(), "inline")
+    assert o.table is not None, o.error
+    write_shard(shard_path(two, spec), o.table)
+    monkeypatch.setattr(load, "_FINAL", [])
+    monkeypatch.setattr(load, "_CHECKED", [])
+    known.forget()
+    files = {"final": load_shards(two, final_only=True),
+             "every": load_shards(two, columns=["job_id", "t", "final_size"])}
+    load._FINAL.clear()
+    load._CHECKED.clear()
+    shards = sorted((two / "shards").rglob("*.parquet"))
+    try:
+        for path in shards:
+            known.remember(path, (path.stat().st_size, path.stat().st_mtime_ns),
+                           pq.read_table(path))
+        checked: list[str] = []
+        check = load._check_required
+        monkeypatch.setattr(load, "_check_required", lambda d, s, n, w=(): checked.extend(
+            f.path for f in d.get_fragments() if f.path not in w) or check(d, s, n, w))
+        assert _same(load_shards(two, final_only=True), files["final"])
+        assert checked == []
+        load._CHECKED.clear()
+        assert _same(load_shards(two, columns=["job_id", "t", "final_size"]), files["every"])
+        assert checked == []
+        os.utime(shards[0], ns=(shards[0].stat().st_atime_ns,
+                                shards[0].stat().st_mtime_ns + 10**9))
+        assert _same(load_shards(two, final_only=True), files["final"])
+        assert checked == [str(shards[0])]
+    finally:
+        known.forget()
+
+
 def test_a_stale_summary_is_recomputed(two: Path) -> None:
     """Prevents a report from a summary that predates new shards."""
     aggregate(two)
@@ -301,6 +386,16 @@ def test_plots_drawn_by_a_helper_process_are_the_same_bytes(reported: Path,
     write_report(again, helpers=1)
     assert _pngs(again) == _pngs(reported)
     assert (again / "RESULTS.md").read_bytes() == (reported / "RESULTS.md").read_bytes()
+
+
+def test_a_helper_that_dies_leaves_its_figures_to_the_report() -> None:
+    """Prevents a report that hangs or fails when a helper process cannot start (a
+    script that does not guard its main, a broken import there): its tasks are done in
+    the report's own process."""
+    from runner.report import pool
+
+    tasks = list(range(20))
+    assert pool.share(tasks, lambda x: -x, abs, os._exit, (3,), 1) == [-x for x in tasks]
 
 
 def test_helpers_start_only_for_enough_figures(monkeypatch: pytest.MonkeyPatch) -> None:

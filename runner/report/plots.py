@@ -34,6 +34,9 @@ shared conventions.
 from __future__ import annotations
 
 import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -117,9 +120,24 @@ def _draw(fig: _Figure, inputs: _Inputs) -> list[str]:
 _HELPER: _Inputs | None = None  # a helper process's inputs (``runner.report.pool``)
 
 
-def _start_helper(summary: pa.Table, shards: pa.Table) -> None:
+def _start_helper(folder: str) -> None:
+    """A helper's inputs, from the tables ``_shared`` wrote (memory-mapped)."""
     global _HELPER
+    summary, shards = (pa.ipc.open_file(pa.memory_map(f"{folder}/{name}.arrow")).read_all()
+                       for name in ("summary", "shards"))
     _HELPER = _Inputs(summary, shards)
+
+
+@contextmanager
+def _shared(summary: pa.Table, shards: pa.Table, helpers: int) -> Iterator[str]:
+    """A temporary folder holding the tables for helpers (none written without any)."""
+    with tempfile.TemporaryDirectory(prefix="fbench-plots-") as folder:
+        if helpers > 0:
+            for name, table in (("summary", summary), ("shards", shards)):
+                with pa.OSFile(f"{folder}/{name}.arrow", "wb") as sink, \
+                        pa.ipc.new_file(sink, table.schema) as writer:
+                    writer.write_table(table)
+        yield folder
 
 
 def _draw_in_helper(fig: _Figure) -> list[str]:
@@ -171,9 +189,10 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table,
         figures.append(_Figure("scaling", (w, k), path))
         result.plots.append(Plot("scaling", f"Final size, tokens and seconds vs horizon "
                                  f"(log–log) — {w}, k={k}", path, w, k, None))
-    drawn = pool.share(figures, partial(_draw, inputs=inputs), _draw_in_helper,
-                       _start_helper, (summary, shards),
-                       pool.helpers_for(len(figures)) if helpers is None else helpers)
+    helpers = pool.helpers_for(len(figures)) if helpers is None else helpers
+    with _shared(summary, shards, helpers) as folder:
+        drawn = pool.share(figures, partial(_draw, inputs=inputs), _draw_in_helper,
+                           _start_helper, (folder,), helpers)
     for note in notes:
         result.notes += [note] if isinstance(note, str) else drawn[note]
     written = {p.path.resolve() for p in result.plots}

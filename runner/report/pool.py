@@ -8,9 +8,11 @@ ends of the list, helpers from the front and this process from the back, so neit
 waits on the other; a helper's start-up (a fresh interpreter importing matplotlib, about
 as long as two figures) is paid only when there are enough figures
 (``MIN_PER_HELPER`` each). Helpers are spawned, never forked: a sweep's driver holds
-Ray's threads. Each result comes back in its task's place, so the output does not
-depend on who drew what (``tests/test_aggregate_report.py`` checks the files are the
-same bytes either way).
+Ray's threads; their start-up arguments should be small (file names, not tables: a
+spawn writes them down a pipe the helper must read). A helper that dies (its start-up
+failed) leaves its tasks to this process. Each result comes back in its task's place,
+so the output does not depend on who drew what (``tests/test_aggregate_report.py``
+checks the files are the same bytes either way).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -51,17 +54,20 @@ def share(tasks: Sequence[T], here: Callable[[T], R], there: Callable[[T], R],
     out: dict[int, R] = {}
     front, back = 0, len(tasks)
     running: dict[Future[R], int] = {}
-    with ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=start, initargs=args) as pool:
-        while front < back:
-            while front < back and len(running) < 2 * helpers:  # (one queued behind each)
-                running[pool.submit(there, tasks[front])] = front
-                front += 1
-            if front < back:
-                back -= 1
-                out[back] = here(tasks[back])
-            for done in [f for f in running if f.done()]:
-                out[running.pop(done)] = done.result()
-        for future, i in running.items():
-            out[i] = future.result()
-    return [out[i] for i in range(len(tasks))]
+    try:
+        with ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=start, initargs=args) as pool:
+            while front < back:
+                while front < back and len(running) < 2 * helpers:  # one queued behind each
+                    running[pool.submit(there, tasks[front])] = front
+                    front += 1
+                if front < back:
+                    back -= 1
+                    out[back] = here(tasks[back])
+                for done in [f for f in running if f.done()]:
+                    out[running.pop(done)] = done.result()
+            for future, i in running.items():
+                out[i] = future.result()
+    except BrokenProcessPool:  # a helper died: what it had not done is done here
+        pass
+    return [out[i] if i in out else here(task) for i, task in enumerate(tasks)]

@@ -23,6 +23,7 @@ from typing import Any
 from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
+from runner.results import known
 from runner.results.atomic import write_chunks, write_json
 from runner.results.commits import CommitLog, Stamps, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all, remove_temporaries
@@ -215,6 +216,7 @@ def run_sweep(
             progress(result)
         log = CommitLog(out)
         runs: Counter[str] = Counter()  # job -> its failed runs so far
+        known.forget()  # (only this sweep's shards are remembered)
 
         def on_outcome(o: Outcome) -> None:
             job = JobSpec.from_canonical(o.spec_json)  # (no job held per job sent)
@@ -229,7 +231,10 @@ def run_sweep(
                 log.add(job.job_id, o.stored)
                 result.done += 1
             elif o.table is not None:
-                log.add(job.job_id, write_shard(shard_path(out, job), o.table))
+                path = shard_path(out, job)
+                stamp = write_shard(path, o.table)
+                known.remember(path, stamp, o.table)  # (its report need not read it back)
+                log.add(job.job_id, stamp)
                 result.done += 1
             else:
                 runs[job.job_id] += 1
