@@ -34,6 +34,7 @@ class DueSchedule:
         self._superseded: set[int] = set()  # entries scheduled as superseded
         # slot -> its entries scheduled while not superseded (``newly_superseded``)
         self._fresh: dict[int, list[int]] = {}
+        self._gone: set[int] = set()  # removed, with a heap entry still to come up
 
     @staticmethod
     def bound(turn: float, scale: float, log_ratio: float) -> float:
@@ -52,6 +53,18 @@ class DueSchedule:
         """A candidate its policy kept: no longer one, until ``due``."""
         self._watch.discard(eid)
         self.schedule(eid, due)
+
+    def removed(self, eids: list[int]) -> None:
+        """Entries the policy is removing (its ``on_add`` removal, which is applied whole
+        or fails the job): candidates no more, and the heap entry of theirs still to come
+        (the fresh bound of one removed at its superseded bound) is dropped when it comes
+        up, instead of being looked up among the rows and found gone."""
+        watch, superseded, gone = self._watch, self._superseded, self._gone
+        for eid in eids:
+            watch.discard(eid)
+            if eid in superseded:
+                superseded.discard(eid)
+                gone.add(eid)
 
     def newer_rows(self, cols: Columns) -> list[int]:
         """Rows added since the last call (by entry id: rows keep id order); those
@@ -96,9 +109,13 @@ class DueSchedule:
 
     def candidates(self, cols: Columns, now: int) -> np.ndarray:
         """Live rows that may be due at ``now``, increasing."""
-        heap, watch = self._heap, self._watch
+        heap, watch, gone = self._heap, self._watch, self._gone
         while heap and heap[0][0] <= now:
-            watch.add(heapq.heappop(heap)[1])
+            eid = heapq.heappop(heap)[1]
+            if eid in gone:
+                gone.discard(eid)
+            else:
+                watch.add(eid)
         if not watch:
             return np.zeros(0, dtype=np.int64)
         n = cols.n

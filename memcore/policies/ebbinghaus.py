@@ -88,7 +88,9 @@ class Ebbinghaus(Policy):
         pruned = np.less(r, self.params.prune_threshold)
         if not pruned.any():
             return None
-        return Removal(rows[pruned], "decayed", r[pruned])
+        gone = rows[pruned]
+        due.removed(cols.eid[gone].tolist())
+        return Removal(gone, "decayed", r[pruned])
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         return np.where(cols.superseded[: cols.n], self.params.superseded_strength, 1.0)

@@ -155,7 +155,9 @@ class LearnedForget(Policy):
             due.later(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i]) + 1))
         if not pruned.any():
             return None
-        return Removal(rows[pruned], "learned", np.exp(log_r[pruned].astype(np.float64)))
+        gone = rows[pruned]
+        due.removed(cols.eid[gone].tolist())
+        return Removal(gone, "learned", np.exp(log_r[pruned].astype(np.float64)))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         n = cols.n
