@@ -274,3 +274,30 @@ def test_params_are_validated(name: str, params: dict[str, object], message: str
     wrappers keep the inner policy's validation)."""
     with pytest.raises(ValueError, match=message):
         POLICIES[name].Params(**params)
+
+
+@pytest.mark.parametrize("name", ["fifo", "lifo"])
+@pytest.mark.parametrize("turns", ["in order", "out of order"])
+def test_insert_order_victims_are_the_ranked_ones(name: str, turns: str) -> None:
+    """Prevents fifo's and lifo's shortcut (the first or last live rows, while turns
+    never decrease along the rows: ``TurnOrder``) from evicting other entries, or other
+    scores, than ranking every live row by (turn, entry id) does, including after the
+    rows are compacted and when a turn goes back (then every eviction ranks)."""
+    cls = POLICIES[name]
+
+    class Ranked(cls):  # type: ignore[misc, valid-type]
+        def in_order(self, cols: object, k: int) -> None:
+            return None
+
+    rng = np.random.default_rng(7)
+    t_of = np.cumsum(rng.integers(0, 3, 400))
+    if turns == "out of order":
+        t_of[250] = 3  # a turn back, after the shortcut has run
+    stores = [MemoryStore(p(p.Params(capacity=40)), HashingEmbedder(), None)
+              for p in (cls, Ranked)]
+    for i, t in enumerate(t_of.tolist()):
+        for store in stores:
+            store.add(f"note {i % 97} about thing {i % 13}", t)
+    logs = [[(r.eid, r.score, r.turn) for r in s.forget_log.records()] for s in stores]
+    assert logs[0] == logs[1] and len(logs[0]) == 400 - 40
+    assert survivors(stores[0]) == survivors(stores[1])

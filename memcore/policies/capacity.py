@@ -57,6 +57,29 @@ def lowest(keys: Sequence[np.ndarray], k: int) -> np.ndarray:
     return cand[order[:k]]
 
 
+class TurnOrder:
+    """Whether the rows' turns never decrease along their entry ids (rows keep entry-id
+    order): then the oldest inserts by (turn, entry id) are the first live rows and the
+    newest the last, with no ranking. Each row is checked once, when first seen."""
+
+    def __init__(self) -> None:
+        self._last_eid = -1
+        self._last_turn = -1 << 62
+        self.holds = True
+
+    def check(self, cols: Columns) -> bool:
+        n = cols.n
+        if not self.holds or n == 0 or cols.eid[n - 1] <= self._last_eid:
+            return self.holds
+        start = (n - 1 if n == 1 or cols.eid[n - 2] <= self._last_eid  # (the one just added)
+                 else int(np.searchsorted(cols.eid[:n], self._last_eid, side="right")))
+        turns = cols.turn[start:n]
+        self.holds = bool(turns[0] >= self._last_turn) and (
+            len(turns) == 1 or bool(np.all(turns[1:] >= turns[:-1])))
+        self._last_eid, self._last_turn = int(cols.eid[n - 1]), int(turns[-1])
+        return self.holds
+
+
 class CapacityPolicy(Policy):
     """Keeps at most ``capacity`` live entries; a subclass ranks the eviction order."""
 
@@ -74,10 +97,18 @@ class CapacityPolicy(Policy):
         """The ``k`` rows among the live rows ``live`` to evict, and their scores."""
         raise NotImplementedError
 
+    def in_order(self, cols: Columns, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``victims`` found without ranking the live rows, when the order of the rows
+        gives them (``TurnOrder``); None: rank them."""
+        return None
+
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         excess = cols.n_live - self.params.capacity
         if excess <= 0:
             return None
+        fast = self.in_order(cols, excess)
+        if fast is not None:
+            return Removal(fast[0], "capacity", fast[1].astype(np.float64))
         live = np.flatnonzero(cols.live[: cols.n])
         rows, scores = self.victims(cols, live, excess)
         return Removal(rows, "capacity", scores.astype(np.float64))

@@ -10,7 +10,7 @@ import numpy as np
 
 from memcore.columns import Columns
 from memcore.policies.base import register_policy
-from memcore.policies.capacity import CapacityPolicy, lowest
+from memcore.policies.capacity import CapacityParams, CapacityPolicy, TurnOrder, lowest
 
 
 @register_policy("lifo")
@@ -18,6 +18,18 @@ class Lifo(CapacityPolicy):
     description = (
         "Keeps `capacity` entries; once full, refuses new ones (evicts the newest insert)."
     )
+
+    def __init__(self, params: CapacityParams | None = None) -> None:
+        super().__init__(params)
+        self._order = TurnOrder()
+
+    def in_order(self, cols: Columns, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The last ``k`` live rows, newest first, when turns never decrease along the
+        rows."""
+        if not self._order.check(cols):
+            return None
+        rows = np.flatnonzero(cols.live[: cols.n])[-k:][::-1]
+        return rows, cols.turn[rows]
 
     def victims(self, cols: Columns, live: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         turn = cols.turn[live]
