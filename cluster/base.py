@@ -20,8 +20,9 @@ from fbench.registry import Registry
 @dataclass(frozen=True)
 class Outcome:
     """What one job came back with: its result (a shard table), or the error's text;
-    ``stored``: the worker wrote the shard itself (shared OUT), and no table travels:
-    the shard's (size, mtime_ns) as written, for the commit log."""
+    ``stored``: the worker wrote the shard itself (shared OUT): the shard's (size,
+    mtime_ns) as written, for the commit log, and ``table`` is then only its final rows
+    (what the report that follows reads from memory instead of the files)."""
 
     spec_json: str
     table: Any

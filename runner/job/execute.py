@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from cluster.base import Outcome, TaskFn
 from fbench.registry import RegistryError
@@ -83,7 +84,9 @@ def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
             reason = " ".join(str(exc.strerror or exc).split())[:300]
             return Outcome(spec_json, None, f"{STORAGE_ERROR}cannot write to {sink} "
                                             f"{_where(node)}: {reason}")
-        return Outcome(spec_json, None, stored=stamp)
+        # (its final row travels: the report after the sweep takes it from memory,
+        # ``runner.results.known``, instead of reading every shard back)
+        return Outcome(spec_json, table.filter(pc.field("is_final")), stored=stamp)
     except RegistryError as exc:
         return Outcome(spec_json, None, f"{PLUGIN_ERROR}{exc}, {_where(node)}")
     except ModuleNotFoundError as exc:  # a plugin's or fbench's own dependency

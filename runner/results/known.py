@@ -16,6 +16,7 @@ load from the files.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,20 +38,25 @@ _KNOWN: dict[str, Known] = {}
 _BYTES = [0]
 
 
+def _key(path: Loc) -> str:
+    """A shard's key: its absolute path (a local OUT given relative), or its URI."""
+    return str(path.absolute()) if isinstance(path, Path) else str(path)
+
+
 def remember(path: Loc, stat: tuple[int, int], table: pa.Table) -> None:
     """A shard just written at ``path`` (``stat`` as ``write_shard`` returns) from
-    ``table``."""
+    ``table`` (the shard, or only its final rows)."""
     final = table.filter(pc.field("is_final"))
     if _BYTES[0] + final.nbytes > KEPT_BYTES:
         return
-    old = _KNOWN.get(str(path))
+    old = _KNOWN.get(_key(path))
     _BYTES[0] += final.nbytes - (old.final.nbytes if old is not None else 0)
-    _KNOWN[str(path)] = Known(stat, column_categories(table.column_names)[0], final)
+    _KNOWN[_key(path)] = Known(stat, column_categories(table.column_names)[0], final)
 
 
 def lookup(path: Loc, stat: tuple[int, int]) -> Known | None:
     """What is known of the shard at ``path``, if it is still as written."""
-    known = _KNOWN.get(str(path))
+    known = _KNOWN.get(_key(path))
     return known if known is not None and known.stat == tuple(stat) else None
 
 

@@ -229,6 +229,8 @@ def run_sweep(
                                   "the same command to resume")
             if o.stored is not None:
                 log.add(job.job_id, o.stored)
+                if o.table is not None:  # (its final rows: runner.results.known)
+                    known.remember(shard_path(out, job), o.stored, o.table)
                 result.done += 1
             elif o.table is not None:
                 path = shard_path(out, job)
