@@ -111,8 +111,13 @@ def _read(out: Loc, lay: Layout, parts: list[Loc], state: tuple[Any, ...], final
                 conditions.append(~ds.field("job_id").isin(drop))
             where = functools.reduce(operator.and_, conditions) if conditions else None
             tables.append(dataset.replace_schema(schema).to_table(columns=read, filter=where))
-        if final_only:
-            tables += [conform(k.final, schema).select(read) for k in known.values()]
+        if final_only:  # (one table per kind of shard: 3,850 small ones are slow to join)
+            kinds: dict[tuple[str, ...], list[pa.Table]] = {}
+            for k in known.values():
+                kinds.setdefault(k.categories, []).append(k.final)
+            for finals in kinds.values():
+                joined = pa.concat_tables(finals, promote_options="default").combine_chunks()
+                tables.append(conform(joined, schema).select(read))
         table = pa.concat_tables(tables)  # (take, below, makes one contiguous copy)
     except (OSError, pa.ArrowException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
