@@ -2,8 +2,9 @@
 
 After an add lifts the live count above ``capacity``, exactly the excess (normally
 one entry) is removed, reason ``"capacity"``; a subclass only says which entries
-rank first for eviction (``victims``) and the score logged for each. Nothing
-happens on access or tick: only an add can grow the store.
+rank first for eviction (``victims``) and the score logged for each, and may find them
+without ranking when the rows' order gives them (``in_order``: fifo and lifo, while
+``TurnOrder`` holds). Nothing happens on access or tick: only an add can grow the store.
 """
 
 from __future__ import annotations

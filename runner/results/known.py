@@ -1,6 +1,7 @@
-"""Shards this process wrote, remembered: a sweep's driver writes every shard from a
-table in hand, so the report that follows need not read them back to check them or to
-find their final rows.
+"""The shards a sweep wrote, remembered by its driver: it writes each from a table in
+hand, or a worker that wrote one sends back its final rows with its stamp
+(``runner.job.execute``), so the report that follows need not read them back to check
+them or to find their final rows.
 
 At 50 seeds (3,850 shards) the report read every file twice for its final rows (the
 summary and the findings) and checked every footer each time: 25 of its 56 seconds.
