@@ -39,6 +39,7 @@ class Ranker:
 
     TOPK_SAMPLE = 2048  # top_k: the newest rows that give the top-k floor
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
+    TOPK_GROUP = 16  # top_k: rows per group whose maxima give a floor
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
     QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
     REC_TABLE_MAX = 1 << 22  # recencies of ages below this come from a table
@@ -220,6 +221,22 @@ class Ranker:
         first = np.searchsorted(query, np.arange(m))
         return rows[(first[:, None] + np.arange(k)).ravel()].reshape(m, k)
 
+    def _above_group_floor(self, score: np.ndarray, k: int) -> np.ndarray | None:
+        """The rows scoring at least a floor no higher than the k-th best score: the
+        k-th highest of the maxima of groups of ``TOPK_GROUP`` rows (rows ``j``, ``j +
+        w``, ``j + 2w``, ...), since k groups hold a row at least that high. ``None``
+        when the store is too small to gain, or the floor is none (-inf: fewer than k
+        groups hold a live row)."""
+        g = self.TOPK_GROUP
+        width = len(score) // g
+        if width < 4 * k:
+            return None
+        maxima = score[: g * width].reshape(g, width).max(axis=0)
+        floor = np.partition(maxima, width - k)[width - k]
+        if not floor > -np.inf:  # (NaN too: then rank every live row)
+            return None
+        return np.flatnonzero(score >= floor)
+
     def top_k(self, score: np.ndarray, k: int, live: np.ndarray | None = None) -> np.ndarray:
         """The rows of the ``k`` highest scores (``0 < k`` <= live rows), best first, a tie
         going to the newer row. ``live`` (a mask of the rows, given when some are dead:
@@ -235,6 +252,9 @@ class Ranker:
             cand = np.flatnonzero(score >= np.partition(sample, len(sample) - k)[len(sample) - k])
             if len(cand) > 2 * self.TOPK_SAMPLE:  # (dead rows among the newest)
                 cand = None
+        if cand is None and (live is None or 2 * np.count_nonzero(live) > n):
+            # (a store mostly dead ranks its live rows: fewer than the groups scan)
+            cand = self._above_group_floor(score, k)
         if cand is None:
             cand = np.arange(n) if live is None else np.flatnonzero(live)
         if k < len(cand):

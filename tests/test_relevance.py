@@ -344,3 +344,29 @@ def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
     alone = run()
     assert len(batched[0]) > 500 and batched[2] > 50 and alone[2] == 0
     assert batched[:2] == alone[:2]
+
+
+def test_top_k_by_the_group_floor_is_the_full_sort() -> None:
+    """Prevents the floor from the groups' maxima (top_k's shortcut for stores below its
+    sample) from dropping or reordering a row: with scores all distinct, tied, or mostly
+    dead (the floor then -inf, and every live row ranked), top_k equals sorting every
+    row by score, the newer first on a tie; and the floor is taken where it should be."""
+    rng = np.random.default_rng(5)
+    ranker = Ranker(StoreParams(), HashingEmbedder())
+    for n in (320, 1323, 4096):
+        for kind in ("distinct", "tied", "dead"):
+            score = rng.random(n) if kind == "distinct" else np.round(rng.random(n), 1)
+            live = np.ones(n, dtype=bool)
+            if kind == "dead":  # live rows in fewer groups than k
+                live[:] = False
+                live[[3, 7]] = True
+                score[~live] = -np.inf
+            rows = np.arange(n)
+            for k in (1, 5, 20):
+                floor = ranker._above_group_floor(score, k)
+                # (the two live rows are in two groups: a floor for k <= 2)
+                taken = n // ranker.TOPK_GROUP >= 4 * k and (kind != "dead" or k <= 2)
+                assert (floor is not None) == taken, (n, kind, k)
+                want = rows[np.lexsort((-rows, -score))][: min(k, int(live.sum()))]
+                got = ranker.top_k(score, min(k, int(live.sum())), live)
+                assert got.tolist() == want.tolist(), (n, kind, k)
