@@ -72,6 +72,21 @@ def test_scheduled_removals_equal_a_check_of_every_row(
     assert check_every_add(monkeypatch, Ebbinghaus, every_row, spec) > 50  # it prunes, often
 
 
+@pytest.mark.parametrize("scalar", [0, 10**6])
+@pytest.mark.parametrize(("workload", "params"), [
+    ("contradiction", ()), ("lifecycle", (("policy.tau", "10"),))])
+def test_one_by_one_and_array_paths_each_equal_a_check_of_every_row(
+        monkeypatch: pytest.MonkeyPatch, scalar: int, workload: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents the one-by-one path of the schedule and of ebbinghaus's pruning (a few
+    candidates: Python numbers, no arrays) or the array path from differing from a
+    check of every row by a row or a bit of a score: each path alone, over a whole
+    job."""
+    monkeypatch.setattr(DueSchedule, "SCALAR", scalar)
+    spec = make_spec(workload, "ebbinghaus", 2, params=params)
+    assert check_every_add(monkeypatch, Ebbinghaus, every_row, spec) > 50
+
+
 def test_the_bound_is_early_and_close() -> None:
     """Prevents a bound that is late (an entry removed later than its formula says) or
     so early that every entry is a candidate at every add."""

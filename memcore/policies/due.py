@@ -27,6 +27,8 @@ EARLY = 1e-7  # the bound is this much (relative) early, far beyond rounding err
 class DueSchedule:
     """Candidate entries for a decay policy, by the first turn each can be due."""
 
+    SCALAR = 4  # up to this many entries are looked up one by one (no array made)
+
     def __init__(self) -> None:
         self._heap: list[tuple[float, int]] = []   # (earliest due turn, entry id)
         self._watch: set[int] = set()   # entry ids past their bound, not yet removed
@@ -97,6 +99,8 @@ class DueSchedule:
         # the slot's rows not superseded when scheduled (a row's slot never changes,
         # and only an add of its slot supersedes it), found by entry id
         n = cols.n
+        if len(fresh) <= self.SCALAR:
+            return self._newly_superseded_few(cols, sid, fresh)
         eids = np.array(fresh, dtype=np.int64)
         rows = np.minimum(np.searchsorted(cols.eid[:n], eids), n - 1)
         found = cols.eid[rows] == eids
@@ -105,6 +109,28 @@ class DueSchedule:
         self._fresh[sid] = eids[live & ~now].tolist()  # gone or superseded: done with them
         out = rows[now].tolist()
         self._superseded.update(eids[now].tolist())
+        return out
+
+    def _row_of(self, cols: Columns, eid: int) -> int | None:
+        """The row of live entry ``eid``, or None if it is gone (rows keep entry-id
+        order: one lookup, as ``np.searchsorted`` finds it for many)."""
+        n = cols.n
+        row = min(int(cols.eid[:n].searchsorted(eid)), n - 1)
+        return row if cols.eid[row] == eid and cols.live[row] else None
+
+    def _newly_superseded_few(self, cols: Columns, sid: int, fresh: list[int]) -> list[int]:
+        """``newly_superseded`` of a slot with a few entries, one by one."""
+        keep, out = [], []
+        for eid in fresh:
+            row = self._row_of(cols, eid)
+            if row is None:
+                continue
+            if cols.superseded[row]:
+                out.append(row)
+                self._superseded.add(eid)
+            else:
+                keep.append(eid)
+        self._fresh[sid] = keep
         return out
 
     def candidates(self, cols: Columns, now: int) -> np.ndarray:
@@ -121,6 +147,17 @@ class DueSchedule:
         n = cols.n
         if n == 0:
             return np.zeros(0, dtype=np.int64)
+        if len(watch) <= self.SCALAR:  # (the usual few: one by one)
+            rows = []
+            for eid in list(watch):
+                row = self._row_of(cols, eid)
+                if row is None:  # removed, or never removable: done
+                    watch.discard(eid)
+                    self._superseded.discard(eid)
+                else:
+                    rows.append(row)
+            rows.sort()
+            return np.array(rows, dtype=np.int64)
         eids = np.fromiter(watch, dtype=np.int64, count=len(watch))
         # rows keep entry-id order: an entry's row is where its id sorts (one past the
         # last row for an id newer than every row's, compared at the last row instead)

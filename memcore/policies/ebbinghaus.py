@@ -65,6 +65,24 @@ class Ebbinghaus(Policy):
         r = np.exp(-(now - cols.turn[rows]) / stability)
         return np.where(cols.superseded[rows], r * p.superseded_strength, r)
 
+    def _prune_few(self, cols: Columns, now: int, rows: list[int]) -> Removal | None:
+        """``on_add``'s pruning of a few candidate rows, one by one: ``retention``'s
+        operations on each row's numbers (the same results: ``tests/test_due.py``)."""
+        p = self.params
+        gone, scores = [], []
+        for row in rows:
+            stability = p.tau * (1.0 + p.gain * float(cols.importance[row]))
+            r = float(np.exp(-(now - int(cols.turn[row])) / stability))
+            if cols.superseded[row]:
+                r = r * p.superseded_strength
+            if r < p.prune_threshold:
+                gone.append(row)
+                scores.append(r)
+        if not gone:
+            return None
+        self._due.removed([int(cols.eid[row]) for row in gone])
+        return Removal(np.array(gone, dtype=np.int64), "decayed", np.array(scores))
+
     def _schedule(self, cols: Columns, row: int, superseded: bool) -> None:
         p, due = self.params, self._due
         scale = p.tau * (1.0 + p.gain * float(cols.importance[row]))
@@ -84,6 +102,8 @@ class Ebbinghaus(Policy):
         rows = due.candidates(cols, now)
         if len(rows) == 0:
             return None
+        if len(rows) <= due.SCALAR:
+            return self._prune_few(cols, now, rows.tolist())
         r = self.retention(cols, now, rows)
         pruned = np.less(r, self.params.prune_threshold)
         if not pruned.any():
