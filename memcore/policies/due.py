@@ -148,16 +148,16 @@ class DueSchedule:
         if n == 0:
             return np.zeros(0, dtype=np.int64)
         if len(watch) <= self.SCALAR:  # (the usual few: one by one)
-            rows = []
+            few = []
             for eid in list(watch):
                 row = self._row_of(cols, eid)
                 if row is None:  # removed, or never removable: done
                     watch.discard(eid)
                     self._superseded.discard(eid)
                 else:
-                    rows.append(row)
-            rows.sort()
-            return np.array(rows, dtype=np.int64)
+                    few.append(row)
+            few.sort()
+            return np.array(few, dtype=np.int64)
         eids = np.fromiter(watch, dtype=np.int64, count=len(watch))
         # rows keep entry-id order: an entry's row is where its id sorts (one past the
         # last row for an id newer than every row's, compared at the last row instead)
