@@ -7,7 +7,9 @@ Embeddings are sparse (a text sets a few of the 512 hashed dimensions), so they 
 stored as one posting list per dimension (the rows that use it, in row order, and
 their values): about 100 bytes an entry instead of a dense 4 KiB column. ``dense``
 rebuilds the dense rows of the dimensions a query uses, exactly the matrix a dense
-dimension-major layout would hold, so products over it give the same numbers.
+dimension-major layout would hold, so products over it give the same numbers. A row
+joins the posting lists when one is first read after its append: a store that looks
+relevance up by text (``memcore.relevance_table``) never pays for them.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class Columns(ColumnArrays):
         self._pend_rows: list[list[int]] = [[] for _ in range(dim)]
         self._pend_vals: list[list[float]] = [[] for _ in range(dim)]
         self.dims: list[np.ndarray] = []  # the non-zero dimensions of each row
+        # each row's non-zero dimensions and values as lists; rows from ``_posted`` on
+        # are in no posting list yet (a store that looks relevance up by text never
+        # reads them: they are posted when one is read)
+        self._sparse: list[tuple[list[int], list[float]]] = []
+        self._posted = 0
         # the entries (row, dimension, value) appended since the last ``take_entries``,
         # for a reader that keeps sums over the rows (``memcore.relevance``)
         self._log_rows: list[int] = []
@@ -111,10 +118,7 @@ class Columns(ColumnArrays):
             self._grow()
         row = self.n
         nz, dims, vals = self._sparse_of(vec)
-        pend_rows, pend_vals = self._pend_rows, self._pend_vals
-        for d, v in zip(dims, vals, strict=True):
-            pend_rows[d].append(row)
-            pend_vals[d].append(v)
+        self._sparse.append((dims, vals))
         if not self._log_lost:
             self._log_rows.extend([row] * len(dims))
             self._log_dims.extend(dims)
@@ -146,8 +150,25 @@ class Columns(ColumnArrays):
             _SPARSE[id(vec)] = (vec, nz, dims, vals)
         return nz, dims, vals
 
+    def _post(self) -> None:
+        """Add the rows not posted yet to their dimensions' pending appends."""
+        pend_rows, pend_vals, sparse = self._pend_rows, self._pend_vals, self._sparse
+        for row in range(self._posted, self.n):
+            dims, vals = sparse[row]
+            for d, v in zip(dims, vals, strict=True):
+                pend_rows[d].append(row)
+                pend_vals[d].append(v)
+        self._posted = self.n
+
     def _postings(self, d: int) -> int:
         """Move dimension ``d``'s pending appends into its arrays; its used length."""
+        if self._posted < self.n:
+            self._post()
+        return self._moved(d)
+
+    def _moved(self, d: int) -> int:
+        """Move dimension ``d``'s pending appends (of posted rows) into its arrays; its
+        used length."""
         at, pending = self._post_len[d], self._pend_rows[d]
         if pending:
             end = at + len(pending)
@@ -200,8 +221,12 @@ class Columns(ColumnArrays):
         m = len(keep)
         new_of_old = np.full(self.n, -1, dtype=np.int64)
         new_of_old[keep] = np.arange(m)
-        for d in range(self.dim):
-            at = self._postings(d)
+        # the posted rows' postings follow them; the rows not posted yet stay so (the
+        # newest rows: they keep their order after the kept posted rows)
+        posted = self._posted
+        self._posted = int(np.searchsorted(keep, posted))
+        for d in range(self.dim) if posted else ():
+            at = self._moved(d)
             if at:
                 moved = new_of_old[self._post_rows[d][:at]]
                 kept = moved >= 0
@@ -210,6 +235,7 @@ class Columns(ColumnArrays):
                 self._post_rows[d][:k] = moved[kept]
                 self._post_len[d] = k
         self.dims = [self.dims[i] for i in keep]
+        self._sparse = [self._sparse[i] for i in keep]
         for f in ARRAYS:
             arr = getattr(self, f.name)
             arr[:m] = arr[keep]
