@@ -127,13 +127,17 @@ def test_last_write_wins_checks_only_the_new_entrys_slot(
     ("lifecycle", "pinned.learned_forget", ()),
     ("lifecycle", "learned_forget", (("store.budget", "300"),)),
 ])
+@pytest.mark.parametrize("scalar", [0, 10**6])
 def test_learned_forget_reads_only_the_rows_that_can_be_due(
         monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
-        params: tuple[tuple[str, str], ...]) -> None:
+        params: tuple[tuple[str, str], ...], scalar: int) -> None:
     """Prevents a learned_forget that misses a due entry or reorders its removals:
     reading the network's table only for the entries it says can be due must remove,
-    at every add, what reading every live row removes."""
+    at every add, what reading every live row removes; with the candidates read one by
+    one (Python numbers) and as arrays, each path alone."""
     from memcore.policies.learned_forget import LearnedForget
+
+    monkeypatch.setattr(DueSchedule, "SCALAR", scalar)
 
     def read_every_row(policy: LearnedForget, cols: Columns, now: int
                        ) -> tuple[list[int], list[float]]:

@@ -25,6 +25,7 @@ boundaries the vectorized kernel works in.
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import cast
 
 import numpy as np
 import torch
@@ -104,6 +105,14 @@ class ForgetTable:
             self._below[combo, float(log_threshold)] = ages
         at = bisect_left(ages, age)
         return ages[at] if at < len(ages) else self.width
+
+    def read_one(self, output: int, age: int, importance: np.float32, superseded: bool,
+                 slotted: bool) -> np.float32:
+        """``gather`` of one entry (held, its age within the table): its combination
+        found by bisection, as ``next_below`` finds it (``np.searchsorted``'s answer)."""
+        combo = (bisect_left(self._importance_list, float(importance)) * _FLAGS
+                 + 2 * superseded + slotted)
+        return cast(np.float32, self.tables[output, combo, age])
 
     def read(self, output: int, age: np.ndarray, importance: np.ndarray,
              superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:

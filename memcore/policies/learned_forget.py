@@ -147,6 +147,11 @@ class LearnedForget(Policy):
         rows = due.candidates(cols, now)
         if len(rows) == 0:
             return None
+        if len(rows) <= due.SCALAR:
+            few = rows.tolist()
+            ages = [now - int(cols.turn[i]) for i in few]
+            if max(ages) < self._table.width:
+                return self._prune_few(cols, now, few, ages)
         log_r = self._table.read(self._k_log_retention, now - cols.turn[rows],
                                  cols.importance[rows], cols.superseded[rows],
                                  cols.slot[rows] >= 0)
@@ -158,6 +163,26 @@ class LearnedForget(Policy):
         gone = rows[pruned]
         due.removed(cols.eid[gone].tolist())
         return Removal(gone, "learned", np.exp(log_r[pruned].astype(np.float64)))
+
+    def _prune_few(self, cols: Columns, now: int, rows: list[int], ages: list[int]
+                   ) -> Removal | None:
+        """``on_add``'s reading of a few candidate rows (ages within the table), one by
+        one: the same table values, the same rows kept for later and removed, the same
+        scores (``tests/test_due.py``)."""
+        due, table, k = self._due, self._table, self._k_log_retention
+        gone, scores = [], []
+        for i, age in zip(rows, ages, strict=True):
+            log_r = table.read_one(k, age, np.float32(cols.importance[i]),
+                                   bool(cols.superseded[i]), bool(cols.slot[i] >= 0))
+            if log_r < self._log_threshold:
+                gone.append(i)
+                scores.append(float(np.exp(np.float64(log_r))))
+            else:  # not yet: from the next age on
+                due.later(int(cols.eid[i]), self._due_turn(cols, i, age + 1))
+        if not gone:
+            return None
+        due.removed([int(cols.eid[i]) for i in gone])
+        return Removal(np.array(gone, dtype=np.int64), "learned", np.array(scores))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         n = cols.n
