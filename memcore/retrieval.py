@@ -122,12 +122,9 @@ class Ranker:
         queries = [self.embedder.embed(t) for t in texts]
         if all(len(self._query_dims(t)[0]) <= self.SPARSE_DIMS for t in texts):
             ids = self._text_ids(cols)
-            if ids is not None:  # by text: a gather each
+            if ids is not None:  # by text: one gather
                 assert self._texts is not None
-                out = np.empty((len(texts), cols.n))
-                for i, values in enumerate(self._texts.relevance_many(texts, queries)):
-                    values.take(ids, out=out[i])
-                return out
+                return np.stack(self._texts.relevance_many(texts, queries)).take(ids, axis=1)
             kept = self._kept.get_many(cols, texts, queries)
             if kept is not None:
                 return kept

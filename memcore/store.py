@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from types import TracebackType
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +39,8 @@ from memcore.retrieval import Hit, Ranker
 from memcore.text import whitespace_tokens
 
 __all__ = ["Hit", "MemoryStore", "StoreParams", "parse_tags"]
+
+A = TypeVar("A")  # one question's answer, as an in-turn caller wants it
 
 
 class MemoryStore(Bookkeeping):
@@ -76,30 +80,64 @@ class MemoryStore(Bookkeeping):
         hits = [Hit(e, o, texts[r], s) for e, o, r, s in zip(
             cols.eid[order].tolist(), cols.obs_id[order].tolist(), order.tolist(),
             score[order].tolist(), strict=True)]
+        self._reinforce(order, now, relevance)
+        return hits
+
+    def _answer_obs(self, relevance: np.ndarray, now: int, k: int) -> np.ndarray:
+        """``_answer``'s hits as their observation ids only (no hit made)."""
+        cols = self.cols
+        score = self._ranker.scores(cols, self.policy, now, relevance)
+        order = self._ranker.top_k(score, k, self._live_mask())
+        obs = cols.obs_id[order]
+        self._reinforce(order, now, relevance)
+        return obs
+
+    def _reinforce(self, order: np.ndarray, now: int, relevance: np.ndarray) -> None:
+        """A retrieval's reinforcement of its hits ``order`` and the policy's reaction."""
+        cols = self.cols
         cols.last_access[order] = now
         cols.access_count[order] += 1
         if self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]),
                        now):
             self.backend.commit(cols, self._slot_names, self.peak_size)
-        return hits
 
     def retrieve_in_turn(self, texts: list[str], now: int, k: int = 5) -> list[list[Hit]]:
         """``[self.retrieve(text, now, k) for text in texts]``, the texts' relevances
         computed together: an answer can change a later one's scores (reinforcement),
         never its relevances. A removal that compacts the rows has the rest's computed
         afresh."""
-        out: list[list[Hit]] = []
+        return self._in_turn(texts, now, k, self._answer, list)
+
+    def obs_in_turn(self, texts: list[str], now: int, k: int = 5) -> np.ndarray:
+        """``retrieve_in_turn``'s hits as observation ids, a row per text, best first, -1
+        past its last hit (no hit made)."""
+        answers = self._in_turn(texts, now, k, self._answer_obs, self._no_obs)
+        ids = np.full((len(texts), max(map(len, answers), default=0)), -1, dtype=np.int64)
+        for i, obs in enumerate(answers):
+            ids[i, : len(obs)] = obs
+        return ids
+
+    @staticmethod
+    def _no_obs() -> np.ndarray:
+        return np.zeros(0, dtype=np.int64)
+
+    def _in_turn(self, texts: list[str], now: int, k: int,
+                 answer: Callable[[np.ndarray, int, int], A], empty: Callable[[], A]
+                 ) -> list[A]:
+        """Each text's ``answer`` in turn (``empty()`` for an empty store), the relevances
+        computed together and afresh after a compaction."""
+        out: list[A] = []
         relevance, first = None, 0
         for i in range(len(texts)):
             cols = self.cols
             k_i = min(k, cols.n_live)
             if k_i <= 0:
-                out.append([])
+                out.append(empty())
                 continue
             if relevance is None:
                 relevance, first = self._ranker.relevance_many(cols, texts[i:]), i
             n = cols.n
-            out.append(self._answer(relevance[i - first], now, k_i))
+            out.append(answer(relevance[i - first], now, k_i))
             if cols.n != n:  # compacted: the rows moved
                 relevance = None
         return out

@@ -273,7 +273,8 @@ def test_in_turn_answers_survive_removals_that_move_the_rows() -> None:
     """Prevents the in-turn path (relevances computed together, answers one after
     another) from answering with relevances of rows that moved: a policy that removes
     what it returns makes the store compact mid-batch, and the answers and the store
-    still equal the same questions asked one by one."""
+    still equal the same questions asked one by one; the same for the answers as
+    observation ids only (``obs_in_turn``)."""
 
     class Eater(Policy):
         name = "eater"  # removes each question's best hit (access_reranks: the default)
@@ -283,20 +284,23 @@ def test_in_turn_answers_survive_removals_that_move_the_rows() -> None:
             return Removal(rows[:1], "eaten", np.zeros(1))
 
     rng = np.random.default_rng(5)
-    one, many = (MemoryStore(Eater(), HashingEmbedder(), None, StoreParams())
-                 for _ in range(2))
-    one.COMPACT_MIN_DEAD = many.COMPACT_MIN_DEAD = 4
+    one, many, ids = (MemoryStore(Eater(), HashingEmbedder(), None, StoreParams())
+                      for _ in range(3))
+    one.COMPACT_MIN_DEAD = many.COMPACT_MIN_DEAD = ids.COMPACT_MIN_DEAD = 4
     compactions = 0
     for day in range(12):
         for t in _texts(rng, 8):
-            one.add(t, day)
-            many.add(t, day)
+            for store in (one, many, ids):
+                store.add(t, day)
         questions = _texts(rng, 7) + ["w1 w2 w3"] * 2
         n = many.cols.n
         expected = [one.retrieve(q, day, 3) for q in questions]
         assert many.retrieve_in_turn(questions, day, 3) == expected
+        assert ids.obs_in_turn(questions, day, 3).tolist() == [
+            [h.obs_id for h in hits] + [-1] * (3 - len(hits)) for hits in expected]
         compactions += many.cols.n < n
-        assert np.array_equal(one.cols.obs_id[: one.cols.n], many.cols.obs_id[: many.cols.n])
+        for store in (many, ids):
+            assert np.array_equal(one.cols.obs_id[: one.cols.n], store.cols.obs_id[: store.cols.n])
     assert compactions  # the case this test is for happened
 
 

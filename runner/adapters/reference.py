@@ -10,7 +10,7 @@ import numpy as np
 
 from memcore import EMBEDDERS, EXTRACTORS, Lexicon, MemoryStore, Policy, StoreParams
 from memcore.embed import BatchEmbedder
-from runner.adapters.base import Hit, hit_ids
+from runner.adapters.base import Hit
 from runner.errors import FbenchError, lookup
 from runner.job.extractors import HarnessExtractor  # (importing registers oracle, noisy)
 from workloads import Vocabulary
@@ -43,7 +43,7 @@ class StoreAdapter:
         ranked = self.store.rank_many(texts, t, k)
         if ranked is not None:
             return self.store.cols.obs_id[ranked[0]]
-        return hit_ids(self.store.retrieve_in_turn(texts, t, k))  # in turn
+        return self.store.obs_in_turn(texts, t, k)  # in turn
 
     def tick(self, t: int) -> None:
         self.store.tick(t)
