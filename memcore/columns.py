@@ -60,6 +60,7 @@ class Columns(ColumnArrays):
         # the generation of the relevance table whose ids ``text_id`` holds (None: the
         # rows carry no text ids; -1: they must be given new ones)
         self.text_generation: int | None = None
+        self.layout = 0  # compactions so far (a row's number changes at each)
 
     MAX_TAGS = 63
     LOG_MAX = 1 << 16  # entries the log holds before it gives up (a reader recomputes)
@@ -242,6 +243,7 @@ class Columns(ColumnArrays):
             arr[m : self.n] = 0
         self.texts = [self.texts[i] for i in keep]
         self.n = m
+        self.layout += 1
         self._drop_log(lost=True)  # its rows moved
         return keep
 

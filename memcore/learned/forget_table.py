@@ -48,6 +48,7 @@ class ForgetTable:
         self.importances = np.zeros(0, dtype=np.float32)  # sorted
         self.width = 0
         self.tables = np.zeros((2, 0, 0), dtype=np.float32)  # [output, combo, age]
+        self.builds = 0  # tables built (a combination's number may change at each)
         self._importance_list: list[float] = []
         # next_below's ages below a threshold, per combination and threshold, per build
         self._below: dict[tuple[int, float], list[int]] = {}
@@ -64,6 +65,7 @@ class ForgetTable:
             log_r = self.net.predict(xt, LOG_RETENTION).numpy()
         self.tables = np.stack([strength, log_r]).reshape(2, n_combos, width)
         self.importances, self.width = importances, width
+        self.builds += 1
         self._importance_list = importances.tolist()  # the same, as exact Python floats
         self._below = {}
 
@@ -121,6 +123,17 @@ class ForgetTable:
         if len(age) == 0 or int(age.max()) >= self.width:
             return self.lookup(output, age, importance, superseded, slotted)
         return self.gather(output, age, importance, superseded, slotted)
+
+    def combos(self, importance: np.ndarray, slotted: np.ndarray) -> np.ndarray:
+        """Each held entry's combination as ``gather`` numbers it, supersession aside (a
+        superseded entry's is 2 more): valid until the next build (``builds``)."""
+        combo = np.searchsorted(self.importances, importance.astype(np.float32)) * _FLAGS
+        combo += slotted
+        return combo
+
+    def gather_combos(self, output: int, age: np.ndarray, combo: np.ndarray) -> np.ndarray:
+        """``gather`` of entries by combination (``combos``, plus 2 if superseded)."""
+        return self.tables[output].reshape(-1).take(combo * self.width + age)
 
     def gather(self, output: int, age: np.ndarray, importance: np.ndarray,
                superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:

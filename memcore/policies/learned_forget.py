@@ -94,6 +94,10 @@ class LearnedForget(Policy):
         self._first_turn = math.inf  # the earliest turn of any entry scheduled
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
+        # rows' table combinations kept for ``strength`` (``_combos``), and for what
+        self._combo = np.zeros(0, dtype=np.int64)
+        self._combo_n = 0
+        self._combo_key: tuple[int, int] | None = None
 
     def _predict(self, cols: Columns, now: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Live rows and the network's output ``k`` for them (a table gather)."""
@@ -184,6 +188,22 @@ class LearnedForget(Policy):
         due.removed([int(cols.eid[i]) for i in gone])
         return Removal(np.array(gone, dtype=np.int64), "learned", np.array(scores))
 
+    def _combos(self, cols: Columns) -> np.ndarray:
+        """Rows ``[0, n)``'s table combinations, supersession aside (``ForgetTable.combos``:
+        a row's importance and slot never change), kept from one question to the next
+        until the rows move or the table is built again."""
+        n, key = cols.n, (cols.layout, self._table.builds)
+        if key != self._combo_key:
+            self._combo_key, self._combo_n = key, 0
+        if len(self._combo) < n:
+            self._combo = np.resize(self._combo, cols.capacity)
+        if self._combo_n < n:
+            done = self._combo_n
+            self._combo[done:n] = self._table.combos(cols.importance[done:n],
+                                                     cols.slot[done:n] >= 0)
+            self._combo_n = n
+        return self._combo[:n]
+
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         n = cols.n
         if self._scheduled and n and self._due.seen_all(cols):
@@ -196,9 +216,9 @@ class LearnedForget(Policy):
             if dead is not None:
                 age[dead] = 0
             if int(age.max()) < self._table.width:
-                out = self._table.gather(self._k_strength, age, cols.importance[:n],
-                                         cols.superseded[:n], cols.slot[:n] >= 0
-                                         ).astype(np.float64)
+                combo = self._combos(cols) + 2 * cols.superseded[:n]
+                out = self._table.gather_combos(self._k_strength, age, combo
+                                                ).astype(np.float64)
                 if dead is not None:
                     out[dead] = 1.0
                 return out
