@@ -48,9 +48,9 @@ INLINE_BELOW_S = 20.0
 # README's sweep over every default policy, 2 workers on 2 cores (`python -m
 # benchmarks.bench_sweep`, benchmarks/results.json; tests/test_sweep.py keeps them in
 # step), and a guess for any other workload.
-JOB_SECONDS = {"contradiction": 0.14, "contradiction.retrievable": 0.15, "lifecycle": 0.19,
-               "lifecycle.bursty": 0.28, "lifecycle.durable_heavy": 0.36,
-               "lifecycle.high_freq_skew": 0.25, "lifecycle.recency_biased": 0.19}
+JOB_SECONDS = {"contradiction": 0.12, "contradiction.retrievable": 0.14, "lifecycle": 0.19,
+               "lifecycle.bursty": 0.23, "lifecycle.durable_heavy": 0.29,
+               "lifecycle.high_freq_skew": 0.26, "lifecycle.recency_biased": 0.16}
 OTHER_JOB_SECONDS = 0.5
 
 
