@@ -18,7 +18,7 @@ from memcore.backends import Backend, make_backend
 from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
-from memcore.forget_log import ForgetBatch, ForgetLog, not_merged
+from memcore.forget_log import ForgetLog, make_batch
 from memcore.importance import text_cost
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
@@ -201,13 +201,12 @@ class Bookkeeping:
         at = rows.tolist()
         texts = cols.texts
         obs_id = cols.obs_id[rows]
-        into = removal.merged_into
-        batch = ForgetBatch(  # (as ``make_batch``: the columns are of its dtypes already)
-            cols.eid[rows], obs_id, removal.reason,
-            np.asarray(removal.scores, dtype=np.float64), int(now),
-            np.asarray(now - cols.turn[rows], dtype=np.int64),
-            cols.last_access[rows], [texts[r] for r in at],
-            not_merged(len(at)) if into is None else np.asarray(into, dtype=np.int64))
+        batch = make_batch(
+            eid=cols.eid[rows], obs_id=obs_id, reason=removal.reason,
+            score=np.asarray(removal.scores, dtype=np.float64), turn=now,
+            age=now - cols.turn[rows], last_access=cols.last_access[rows],
+            texts=[texts[r] for r in at], merged_into=removal.merged_into,
+        )
         self.forget_log.add(batch)
         self.backend.on_remove(batch)
         cols.live[rows] = False

@@ -63,7 +63,7 @@ class ForgetBatch:
 
 
 @lru_cache(maxsize=64)
-def not_merged(n: int) -> np.ndarray:
+def _not_merged(n: int) -> np.ndarray:
     """``merged_into`` of ``n`` entries none of which was merged: -1 each (read-only,
     shared: most removals are of one or a few entries)."""
     into = np.full(n, -1, dtype=np.int64)
@@ -84,7 +84,7 @@ def make_batch(
     merged_into: np.ndarray | None = None,
 ) -> ForgetBatch:
     """A batch with normalised dtypes (``merged_into`` defaults to -1 everywhere)."""
-    into = (not_merged(len(eid)) if merged_into is None
+    into = (_not_merged(len(eid)) if merged_into is None
             else np.asarray(merged_into, dtype=np.int64))
     return ForgetBatch(
         np.asarray(eid, dtype=np.int64), np.asarray(obs_id, dtype=np.int64), reason,

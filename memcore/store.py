@@ -74,8 +74,7 @@ class MemoryStore(Bookkeeping):
         """One question's top-k, given its relevance to every row; reinforces them and
         lets the policy react (after the hits are read: a removal can move the rows)."""
         cols = self.cols
-        score = self._ranker.scores(cols, self.policy, now, relevance)
-        order = self._ranker.top_k(score, k, self._live_mask())
+        order, score = self._rank_one(relevance, now, k)
         texts = cols.texts
         hits = [Hit(e, o, texts[r], s) for e, o, r, s in zip(
             cols.eid[order].tolist(), cols.obs_id[order].tolist(), order.tolist(),
@@ -85,12 +84,17 @@ class MemoryStore(Bookkeeping):
 
     def _answer_obs(self, relevance: np.ndarray, now: int, k: int) -> np.ndarray:
         """``_answer``'s hits as their observation ids only (no hit made)."""
-        cols = self.cols
-        score = self._ranker.scores(cols, self.policy, now, relevance)
-        order = self._ranker.top_k(score, k, self._live_mask())
-        obs = cols.obs_id[order]
+        order = self._rank_one(relevance, now, k)[0]
+        obs = self.cols.obs_id[order]
         self._reinforce(order, now, relevance)
         return obs
+
+    def _rank_one(self, relevance: np.ndarray, now: int, k: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """One question's top-k rows and the scores of rows ``[0, n)`` (a scratch buffer
+        the next ranking overwrites)."""
+        score = self._ranker.scores(self.cols, self.policy, now, relevance)
+        return self._ranker.top_k(score, k, self._live_mask()), score
 
     def _reinforce(self, order: np.ndarray, now: int, relevance: np.ndarray) -> None:
         """A retrieval's reinforcement of its hits ``order`` and the policy's reaction."""

@@ -129,8 +129,8 @@ def test_malformed_toml_is_one_line(tmp_path: Path) -> None:
 def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: Path) -> None:
     """Prevents executor-dependent results: the same sweep through the CLI with the Ray
     executor and inline ends in the same shards (timing and node aside) and the same
-    summary and report; and the report reading back the shards its sweep wrote (both
-    ways: workers writing them, or the driver) instead of taking them from memory."""
+    summary and report; and the report after either sweep takes every shard's final
+    rows from memory (workers writing the shards, or the driver), not from the files."""
     grid = ["--seeds", "3", "--policies", "keep_all,ebbinghaus,learned_forget",
             "--workloads", "contradiction,lifecycle",
             "--horizons", "0.2x"]

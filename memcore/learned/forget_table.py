@@ -97,10 +97,7 @@ class ForgetTable:
         """The first age from ``age`` on whose log-retention in the table is below
         ``log_threshold``, for an entry of a held ``importance``; the table's width if
         none within it is (the caller asks again from there)."""
-        # bisect on exact Python floats and ints: np.searchsorted's answers, per call
-        # without an array round trip (float32 to float keeps every value and its order)
-        combo = (bisect_left(self._importance_list, float(importance)) * _FLAGS
-                 + 2 * superseded + slotted)
+        combo = self._combo_of(importance, superseded, slotted)  # (no array round trip)
         ages = self._below.get((combo, float(log_threshold)))
         if ages is None:
             ages = np.flatnonzero(self.tables[LOG_RETENTION, combo] < log_threshold).tolist()
@@ -110,11 +107,15 @@ class ForgetTable:
 
     def read_one(self, output: int, age: int, importance: np.float32, superseded: bool,
                  slotted: bool) -> np.float32:
-        """``gather`` of one entry (held, its age within the table): its combination
-        found by bisection, as ``next_below`` finds it (``np.searchsorted``'s answer)."""
-        combo = (bisect_left(self._importance_list, float(importance)) * _FLAGS
-                 + 2 * superseded + slotted)
+        """``gather`` of one entry (held, its age within the table)."""
+        combo = self._combo_of(importance, superseded, slotted)
         return cast(np.float32, self.tables[output, combo, age])
+
+    def _combo_of(self, importance: np.float32, superseded: bool, slotted: bool) -> int:
+        """One held entry's combination, by bisection on exact Python floats and ints:
+        ``np.searchsorted``'s answer (float32 to float keeps every value and its order)."""
+        return (bisect_left(self._importance_list, float(importance)) * _FLAGS
+                + 2 * superseded + slotted)
 
     def read(self, output: int, age: np.ndarray, importance: np.ndarray,
              superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
@@ -139,9 +140,8 @@ class ForgetTable:
                superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
         """``read`` for entries the table holds, ages included (the caller has checked
         both)."""
-        combo = np.searchsorted(self.importances, importance.astype(np.float32)) * _FLAGS
+        combo = self.combos(importance, slotted)
         combo += superseded * 2
-        combo += slotted
         return self.tables[output, combo, age]
 
     def lookup(self, output: int, age: np.ndarray, importance: np.ndarray,
@@ -153,9 +153,8 @@ class ForgetTable:
         imp = importance.astype(np.float32)
         if not self._ensure(imp, int(age.max())):
             return self._direct(output, age, importance, superseded, slotted)
-        combo = np.searchsorted(self.importances, imp) * _FLAGS
+        combo = self.combos(imp, slotted)
         combo += superseded * 2
-        combo += slotted
         return self.tables[output, combo, age]
 
     def _direct(self, output: int, age: np.ndarray, importance: np.ndarray,
