@@ -149,8 +149,8 @@ class Ranker:
             if len(table) <= top < self.REC_TABLE_MAX:
                 size = max(1024, 1 << top.bit_length())
                 table = self._rec_table = np.exp(np.arange(size) * self._log_base)
-            if top < len(table):
-                np.take(table, age, out=self._rec[done:n])
+            if top < len(table):  # (in range: "clip" only spares numpy a buffered copy)
+                np.take(table, age, out=self._rec[done:n], mode="clip")
             else:
                 np.exp(age * self._log_base, out=self._rec[done:n])
             self._rec_n = n

@@ -70,6 +70,14 @@ class MemoryStore(Bookkeeping):
             return []
         return self._answer(self.relevance(text), now, k)
 
+    def retrieve_obs(self, text: str, now: int, k: int = 5) -> np.ndarray:
+        """``retrieve``'s hits as their observation ids only, best first (no hit made);
+        the same reinforcement."""
+        k = min(k, self.cols.n_live)
+        if k <= 0:
+            return self._no_obs()
+        return self._answer_obs(self.relevance(text), now, k)
+
     def _answer(self, relevance: np.ndarray, now: int, k: int) -> list[Hit]:
         """One question's top-k, given its relevance to every row; reinforces them and
         lets the policy react (after the hits are read: a removal can move the rows)."""
@@ -190,6 +198,11 @@ class MemoryStore(Bookkeeping):
                         "access_reranks = False: declare True (its queries are then answered "
                         "one by one)")
         return rows, np.take_along_axis(score, rows, axis=1)
+
+    def ticks_change_nothing(self) -> bool:
+        """True when ``tick`` can change nothing: the policy has no ``on_tick`` of its
+        own and the backend is not durable (a durable one commits at a tick)."""
+        return type(self.policy).on_tick is Policy.on_tick and not self.backend.durable
 
     def _live_mask(self) -> np.ndarray | None:
         """The live rows' mask for the top-k, when some rows are dead (else None)."""

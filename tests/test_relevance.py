@@ -14,6 +14,7 @@ from memcore.policies.base import Policy, Removal
 from memcore.relevance import KeptRelevance
 from memcore.retrieval import Ranker
 from runner.job import run as run_module
+from runner.job import state as state_module
 from runner.job.run import run_job
 from runner.job.state import JobRun
 from runner.spec.resolve import make_spec
@@ -314,37 +315,39 @@ class _Never(Protocol):
 def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents batching from moving any number: a job whose questions are answered in
-    batches (as one matrix of observation ids, judged at once: ``JobRun.judge_ids``) gives
-    every question the same hits and the job the same metrics (timing aside) as with
-    every question answered and judged alone (``query`` and ``score_query``)."""
+    batches (as one matrix of observation ids, judged at once: ``JobRun.judge_ids``),
+    and a lone question as a one-row matrix (``JobRun.query_as_ids``), gives every
+    question the same hits and the job the same metrics (timing aside) as with every
+    question answered alone as hits (``query``) and judged alone."""
     from runner.metrics import METRICS
 
     def run() -> tuple[list[list[int]], dict[str, object], int]:
         seen: list[list[int]] = []
         batches = []
-        judge, judge_ids = JobRun.judge, JobRun.judge_ids
+        judge, judge_ids = JobRun._judge_obs, JobRun.judge_ids
 
-        def spy(self: JobRun, ev: object, found: list) -> None:  # type: ignore[type-arg]
-            seen.append([h.obs_id for h in found])
-            judge(self, ev, found)  # type: ignore[arg-type]
+        def spy(self: JobRun, ev: object, obs: list[int]) -> None:
+            seen.append(list(obs))
+            judge(self, ev, obs)  # type: ignore[arg-type]
 
         def spy_ids(self: JobRun, evs: list, ids: np.ndarray) -> None:  # type: ignore[type-arg]
             seen.extend([o for o in row if o >= 0] for row in ids.tolist())
             batches.append(len(evs))
             judge_ids(self, evs, ids)
 
-        monkeypatch.setattr(JobRun, "judge", spy)
+        monkeypatch.setattr(JobRun, "_judge_obs", spy)
         monkeypatch.setattr(JobRun, "judge_ids", spy_ids)
         result = run_job(make_spec(workload, policy, 4, 120))
-        monkeypatch.setattr(JobRun, "judge", judge)
+        monkeypatch.setattr(JobRun, "_judge_obs", judge)
         monkeypatch.setattr(JobRun, "judge_ids", judge_ids)
         return seen, {k: None if v != v else v for k, v in result.metrics().items()
                       if k in METRICS and not METRICS[k].timing}, len(batches)
 
     batched = run()
-    # no memory offers a batch capability now: every question is asked alone
+    # no memory offers a batch capability now: every question is asked alone, as hits
     monkeypatch.setattr(run_module, "AnswersAsIds", _Never)
     monkeypatch.setattr(run_module, "AnswersInBatches", _Never)
+    monkeypatch.setattr(state_module, "AnswersAsIds", _Never)
     alone = run()
     assert len(batched[0]) > 500 and batched[2] > 50 and alone[2] == 0
     assert batched[:2] == alone[:2]

@@ -9,6 +9,7 @@ from runner.adapters.base import (
     AnswersInBatches,
     Foresees,
     Hit,
+    IgnoresTicks,
     LinksSlots,
     MemoryAdapter,
     MemoryFactory,
@@ -18,6 +19,7 @@ from runner.adapters.base import (
     register_memory,
 )
 
-__all__ = ["MEMORIES", "OWN", "AnswersAsIds", "AnswersInBatches", "Foresees", "Hit", "LinksSlots",
+__all__ = ["MEMORIES", "OWN", "AnswersAsIds", "AnswersInBatches", "Foresees", "Hit", "IgnoresTicks",
+           "LinksSlots",
            "MemoryAdapter", "MemoryFactory", "MemoryKind", "Prefetches", "TakesTruthHints",
            "register_memory"]

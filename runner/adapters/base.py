@@ -8,7 +8,9 @@ capabilities are their own small Protocols, checked with ``isinstance``:
 - ``Prefetches``: sees each block of upcoming texts first (a batching embedder);
 - ``AnswersInBatches``: answers the questions of one time in one call;
 - ``AnswersAsIds``: gives those answers as one matrix of observation ids (the harness
-  judges them in array operations, with no ``Hit`` per answer);
+  judges them in array operations, with no ``Hit`` per answer), and a lone question's
+  as a one-row matrix;
+- ``IgnoresTicks``: says a tick changes nothing in it (the harness then skips them);
 - ``LinksSlots``: tells which slot its extractor gave an observation (diagnostics);
 - ``TakesTruthHints``: is told each observation's true slot (harness-side
   extractors only: memcore's memory never sees ground truth);
@@ -121,7 +123,16 @@ class AnswersAsIds(Protocol):
     def query_ids(self, t: int, texts: list[str], k: int) -> np.ndarray:
         """The observation ids of ``query_many(t, texts, k)``'s hits as one int64 matrix,
         a row per text, best first, -1 past a question's last hit; leaving the memory as
-        ``query_many`` would."""
+        ``query_many`` would. The harness asks a lone question this way too (one text:
+        ``query``'s hits)."""
+        ...
+
+
+@runtime_checkable
+class IgnoresTicks(Protocol):
+    def ignores_ticks(self) -> bool:
+        """True when ``tick`` changes nothing, now or later (asked once a job, after the
+        memory is built): the harness then does not call it."""
         ...
 
 

@@ -40,6 +40,8 @@ class StoreAdapter:
                 for os, ss in zip(obs, scores.tolist(), strict=True)]
 
     def query_ids(self, t: int, texts: list[str], k: int) -> np.ndarray:
+        if len(texts) == 1:  # one question: the store's own path (no batch made)
+            return self.store.retrieve_obs(texts[0], t, k)[None, :]
         ranked = self.store.rank_many(texts, t, k)
         if ranked is not None:
             return self.store.cols.obs_id[ranked[0]]
@@ -47,6 +49,11 @@ class StoreAdapter:
 
     def tick(self, t: int) -> None:
         self.store.tick(t)
+
+    def ignores_ticks(self) -> bool:
+        """``IgnoresTicks``: the store's answer, unless a subclass has a ``tick`` of its
+        own."""
+        return type(self).tick is StoreAdapter.tick and self.store.ticks_change_nothing()
 
     def holds(self, obs_id: int) -> bool:
         return self.store.holds(obs_id)

@@ -18,6 +18,7 @@ asks each question once, at its own time, and never stores it.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -112,29 +113,36 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
         partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
         else partial(run.queries, memory) if isinstance(memory, AnswersInBatches) else None)
     events = stream()
+    horizon = spec.horizon
+    # the last checkpoint (the horizon) waits for the stream's end, so an event at
+    # t == horizon is still counted; ``due``: the next checkpoint before it
+    due = cps[0] if len(cps) > 1 else math.inf
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
         i = 0
         while i < len(block):
             ev = block[i]
-            if ev.t > spec.horizon:
-                raise ValueError(f"workload {spec.workload!r} yielded an event at t={ev.t}, "
-                                 f"past the horizon {spec.horizon}: a stream must stop there")
-            # the last checkpoint (the horizon) waits for the stream's end, so an event at
-            # t == horizon is still counted
-            while len(rows) < len(cps) - 1 and ev.t >= cps[len(rows)]:
-                cp = cps[len(rows)]
-                rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
-            end = i + 1
-            if ask_batch is not None and type(ev) is Query:
-                while end < len(block) and type(block[end]) is Query and block[end].t == ev.t:
+            t = ev.t
+            if t > horizon:
+                raise ValueError(f"workload {spec.workload!r} yielded an event at t={t}, "
+                                 f"past the horizon {horizon}: a stream must stop there")
+            if t >= due:
+                while len(rows) < len(cps) - 1 and t >= cps[len(rows)]:
+                    cp = cps[len(rows)]
+                    rows.append(run.snapshot(cp, cp / horizon, time.perf_counter() - start))
+                due = cps[len(rows)] if len(rows) < len(cps) - 1 else math.inf
+            kind = type(ev)
+            if kind is Query and ask_batch is not None:
+                end = i + 1
+                while end < len(block) and type(block[end]) is Query and block[end].t == t:
                     end += 1
-            if ask_batch is not None and end - i > 1:  # questions of one time: one batch
-                ask_batch(cast(list[Query], block[i:end]))  # (no checkpoint between them)
-            else:
-                handlers[type(ev)](ev)
-            i = end
+                if end - i > 1:  # questions of one time: one batch (no checkpoint between)
+                    ask_batch(cast(list[Query], block[i:end]))
+                    i = end
+                    continue
+            handlers[kind](ev)
+            i += 1
     while len(rows) < len(cps):
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))

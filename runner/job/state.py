@@ -20,14 +20,15 @@ from runner.adapters import (
     AnswersAsIds,
     AnswersInBatches,
     Hit,
+    IgnoresTicks,
     LinksSlots,
     MemoryAdapter,
     TakesTruthHints,
 )
 from runner.adapters.base import hit_ids
 from runner.job.streaming import LatencyStats, TruthTable
-from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics, score_query
-from runner.metrics.scoring import QueryScore
+from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics
+from runner.metrics.scoring import QueryScore, score_key
 from workloads import Observe, Query, Tick
 
 A = TypeVar("A")  # a batch's answers, as a memory gives them
@@ -77,8 +78,14 @@ class JobRun:
         """What each kind of event does, as bound methods in a new dict: a dict held by
         the job's loop, never by the ``JobRun`` (which it would hold in a reference
         cycle, leaving the job's whole memory to the garbage collector: a cyclic
-        collection of every finished job's store cost a worker about 7% of its time)."""
-        return {Observe: self.observe, Query: self.query, Tick: self.tick}
+        collection of every finished job's store cost a worker about 7% of its time).
+        A memory that gives answers as ids is asked a lone question that way too (no
+        hit made); one whose ticks change nothing is not told them."""
+        memory = self.memory
+        ignored = isinstance(memory, IgnoresTicks) and memory.ignores_ticks()
+        return {Observe: self.observe,
+                Query: self.query_as_ids if isinstance(memory, AnswersAsIds) else self.query,
+                Tick: self._ignore if ignored else self.tick}
 
     def observe(self, ev: Observe) -> None:
         obs = self.next_obs
@@ -110,6 +117,15 @@ class JobRun:
         self.latency.add((time.perf_counter() - start) * 1000.0)
         self.judge(ev, found)
 
+    def query_as_ids(self, ev: Query) -> None:
+        """``query`` of an ``AnswersAsIds`` memory: its one-row matrix, judged as
+        ``judge`` judges hits."""
+        memory = cast(AnswersAsIds, self.memory)
+        start = time.perf_counter()
+        ids = memory.query_ids(ev.t, [ev.text], self.k)
+        self.latency.add((time.perf_counter() - start) * 1000.0)
+        self._judge_obs(ev, [o for o in ids[0].tolist() if o >= 0])
+
     def _asked_together(self, evs: list[Query], ask: Callable[[int, list[str], int], A]
                         ) -> A:
         """Questions of one time, nothing observed between them, in one call: each
@@ -136,10 +152,14 @@ class JobRun:
 
     def judge(self, ev: Query, found: list[Hit]) -> None:
         """Score one question's hits against the truth."""
+        self._judge_obs(ev, [h.obs_id for h in found])
+
+    def _judge_obs(self, ev: Query, obs: list[int]) -> None:
+        """``judge`` of the hits' observation ids."""
         truth = ev.truth
-        self.count(ev, score_query([h.obs_id for h in found], truth.slot, truth.value,
-                                   self.truth_of, self._forgotten(truth.slot), self.k,
-                                   self._since(truth.slot, truth.value)))
+        self._count(ev, score_key(obs, truth.slot, truth.value, self.truth_of,
+                                  self._forgotten(truth.slot), self.k,
+                                  self._since(truth.slot, truth.value)))
 
     def queries_ids(self, batch: AnswersAsIds, evs: list[Query]) -> None:
         """``queries``, the answers as one matrix of observation ids."""
@@ -171,12 +191,8 @@ class JobRun:
                              self._forgotten(slots[i]), top5[i] if five else None,
                              n_current[i]))
 
-    def count(self, ev: Query, score: QueryScore) -> None:
-        """Add one question's score to its categories' sums."""
-        self._count(ev, score.key())
-
     def _count(self, ev: Query, fields: tuple[Any, ...]) -> None:
-        """``count`` of the score with these fields (``QueryScore.key``)."""
+        """Add the score with these fields (``QueryScore.key``) to its categories' sums."""
         values = self._values_of.get(fields)
         if values is None:  # a per-query value is a function of the score alone
             score = QueryScore(*fields)
@@ -193,6 +209,9 @@ class JobRun:
 
     def tick(self, ev: Tick) -> None:
         self.memory.tick(ev.t)
+
+    def _ignore(self, ev: Tick) -> None:
+        """A tick a memory has said changes nothing in it (``IgnoresTicks``)."""
 
     def snapshot(self, t: int, fraction: float, wall: float) -> dict[str, Any]:
         nan = float("nan")

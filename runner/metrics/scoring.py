@@ -58,6 +58,20 @@ def score_query(
     from it carry no slot. ``k`` is how many items were asked for; ``since`` is the
     first observation id of the slot's current run of its value.
     """
+    return QueryScore(*score_key(hits, slot, value, truth_of, current_forgotten, k, since))
+
+
+def score_key(
+    hits: Sequence[int],
+    slot: str,
+    value: str,
+    truth_of: Mapping[int, tuple[str, str]],
+    current_forgotten: bool,
+    k: int = 5,
+    since: int = 0,
+) -> tuple[Any, ...]:
+    """``score_query(...).key()``, with no score made (a job keeps per-query values by
+    it)."""
     correct = stale = current = 0
     top1 = False
     top5 = False
@@ -72,5 +86,5 @@ def score_query(
             top5 = top5 or i < 5
         else:
             stale += 1
-    return QueryScore(len(hits), correct, stale, top1, current_forgotten,
-                      top5 if k >= 5 else None, current)
+    return (len(hits), correct, stale, top1, current_forgotten, top5 if k >= 5 else None,
+            current)
