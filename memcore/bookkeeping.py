@@ -18,7 +18,7 @@ from memcore.backends import Backend, make_backend
 from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
-from memcore.forget_log import ForgetLog, make_batch
+from memcore.forget_log import ForgetLog, as_int64, make_batch
 from memcore.importance import text_cost
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
@@ -94,23 +94,25 @@ class Bookkeeping:
         """Store one observation; returns its entry id."""
         cols = self.cols
         slot = self.extractor.extract(text) if self.extractor is not None else None
-        sid = -1
+        sid, head = -1, None
         if slot is not None:
             sid = self._slot_ids.get(slot, -1)
             if sid < 0:  # a slot seen for the first time: intern it
                 sid = self._slot_ids[slot] = len(self._slot_names)
                 self._slot_names.append(slot)
             head = self._slot_head.get(sid)
-            if head is not None:
-                cols.superseded[head] = True
         vec = self.embedder.embed(text)
         row = cols.append(vec)
-        if self._texts is not None and cols.text_generation == self._texts.generation:
-            cols.text_id[row] = self._texts.intern(text, vec)
-            if cols.text_generation != self._texts.generation:  # (it started over)
+        if head is not None:
+            cols.superseded[head] = True
+            cols.superseded_by_newest = head
+        texts = self._texts
+        if texts is not None and cols.text_generation == texts.generation:
+            cols.text_id[row] = texts.intern(text, vec)
+            if cols.text_generation != texts.generation:  # (it started over)
                 cols.text_generation = -1
         eid = self._next_eid
-        self._next_eid += 1
+        self._next_eid = eid + 1
         obs = eid if obs_id is None else obs_id
         cols.eid[row] = eid
         cols.obs_id[row] = obs
@@ -126,10 +128,13 @@ class Bookkeeping:
             self._slot_head[sid] = row
         self._row_of_obs[obs] = row
         self.live_tokens += ntok
-        self._apply(self.policy.on_add(cols, row, t), t)
+        removals = self.policy.on_add(cols, row, t)
+        if removals is not None:
+            self._apply(removals, t)
         if self._budgeted:
             self._apply(self._over_budget(t), t)
-        self.peak_size = max(self.peak_size, cols.n_live)
+        if cols.n_live > self.peak_size:
+            self.peak_size = cols.n_live
         self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
 
@@ -169,7 +174,9 @@ class Bookkeeping:
             self.backend.commit(self.cols, self._slot_names, self.peak_size)
 
     def tick(self, now: int) -> None:
-        self._apply(self.policy.on_tick(self.cols, now), now)
+        removals = self.policy.on_tick(self.cols, now)
+        if removals is not None:
+            self._apply(removals, now)
         self.backend.commit(self.cols, self._slot_names, self.peak_size)
 
     # -- the one removal path -----------------------------------------------
@@ -178,16 +185,20 @@ class Bookkeeping:
         across them, checked before anything is removed. Returns whether any was."""
         if removals is None:
             return False
-        batch = [r for r in (removals if isinstance(removals, list) else [removals])
-                 if len(r.rows)]
+        if isinstance(removals, list):
+            batch = [r for r in removals if len(r.rows)]
+        else:
+            batch = [removals] if len(removals.rows) else []
         if not batch:
             return False
         cols = self.cols
-        rows = batch[0].rows if len(batch) == 1 else np.concatenate([r.rows for r in batch])
+        rows = (as_int64(batch[0].rows) if len(batch) == 1
+                else np.concatenate([r.rows for r in batch]))
         # (the usual one row is checked without array temporaries)
-        if not (cols.live[rows[0]] if len(rows) == 1 else cols.live[rows].all()):
+        if not (cols.live[rows[0]] if len(rows) == 1
+                else np.count_nonzero(cols.live[rows]) == len(rows)):
             raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-        if len(rows) > 1 and len(np.unique(rows)) < len(rows):
+        if len(rows) > 1 and len(set(rows.tolist())) < len(rows):
             raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
         for removal in batch:
             self._remove(removal, now)
@@ -197,28 +208,30 @@ class Bookkeeping:
 
     def _remove(self, removal: Removal, now: int) -> None:
         cols = self.cols
-        rows = np.asarray(removal.rows, dtype=np.int64)  # (the gathers below copy)
+        rows = as_int64(removal.rows)  # (the gathers below copy)
         at = rows.tolist()
         texts = cols.texts
         obs_id = cols.obs_id[rows]
         batch = make_batch(
             eid=cols.eid[rows], obs_id=obs_id, reason=removal.reason,
-            score=np.asarray(removal.scores, dtype=np.float64), turn=now,
+            score=removal.scores, turn=now,
             age=now - cols.turn[rows], last_access=cols.last_access[rows],
             texts=[texts[r] for r in at], merged_into=removal.merged_into,
         )
         self.forget_log.add(batch)
         self.backend.on_remove(batch)
-        cols.live[rows] = False
         cols.n_live -= len(at)
-        ntok, slot = cols.ntok, cols.slot
+        live, ntok, slot = cols.live, cols.ntok, cols.slot
         row_of_obs, slot_head = self._row_of_obs, self._slot_head
+        freed = 0
         for r, o in zip(at, obs_id.tolist(), strict=True):
-            self.live_tokens -= int(ntok[r])
+            live[r] = False
+            freed += ntok.item(r)
             del row_of_obs[o]
-            sid = int(slot[r])
+            sid = slot.item(r)
             if sid >= 0 and slot_head.get(sid) == r:
                 del slot_head[sid]
+        self.live_tokens -= freed
 
     def _compact(self) -> None:
         """Drop the dead rows; every map from rows follows them."""

@@ -24,6 +24,17 @@ from memcore.fields import ARRAYS, ColumnArrays
 _SPARSE: dict[int, tuple[np.ndarray, np.ndarray, list[int], list[float]]] = {}
 
 
+def _empty(dtype: type[np.generic]) -> np.ndarray:
+    out = np.zeros(0, dtype=dtype)
+    out.flags.writeable = False
+    return out
+
+
+# every dimension's posting arrays before its first posting (shared: a posting list
+# grows into a new array, ``np.resize``)
+_NO_ROWS, _NO_VALS = _empty(np.int64), _empty(np.float64)
+
+
 class Columns(ColumnArrays):
     """Growable, compactable arrays of memory entries: one array per ``ARRAYS`` field
     (``memcore.fields``), under its name, plus the texts and the embeddings."""
@@ -35,8 +46,8 @@ class Columns(ColumnArrays):
         # posting lists, one per dimension: rows (increasing) and values, their used
         # lengths, and the appends not moved into the arrays yet (plain lists: an add
         # appends to a few of them; a read of a dimension moves its appends first)
-        self._post_rows = [np.zeros(0, dtype=np.int64) for _ in range(dim)]
-        self._post_vals = [np.zeros(0) for _ in range(dim)]
+        self._post_rows = [_NO_ROWS] * dim
+        self._post_vals = [_NO_VALS] * dim
         self._post_len = [0] * dim
         self._pend_rows: list[list[int]] = [[] for _ in range(dim)]
         self._pend_vals: list[list[float]] = [[] for _ in range(dim)]
@@ -61,6 +72,10 @@ class Columns(ColumnArrays):
         # rows carry no text ids; -1: they must be given new ones)
         self.text_generation: int | None = None
         self.layout = 0  # compactions so far (a row's number changes at each)
+        # the row the add of the newest row marked superseded, -1 if none (``append``
+        # resets it, ``Bookkeeping.add`` sets it): what a policy's ``on_add`` needs to
+        # know of supersession, without looking for it
+        self.superseded_by_newest = -1
 
     MAX_TAGS = 63
     LOG_MAX = 1 << 16  # entries the log holds before it gives up (a reader recomputes)
@@ -129,6 +144,7 @@ class Columns(ColumnArrays):
         self.dims.append(nz)
         self.live[row] = True
         self.texts.append("")
+        self.superseded_by_newest = -1
         self.n += 1
         self.n_live += 1
         return row
@@ -244,6 +260,7 @@ class Columns(ColumnArrays):
         self.texts = [self.texts[i] for i in keep]
         self.n = m
         self.layout += 1
+        self.superseded_by_newest = -1  # (its row moved)
         self._drop_log(lost=True)  # its rows moved
         return keep
 

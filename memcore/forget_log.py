@@ -71,6 +71,19 @@ def _not_merged(n: int) -> np.ndarray:
     return into
 
 
+_INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
+
+
+def as_int64(a: np.ndarray) -> np.ndarray:
+    """``np.asarray(a, dtype=np.int64)``: ``a`` itself when it is one (no call into
+    numpy: the usual batch of a few rows)."""
+    return a if type(a) is np.ndarray and a.dtype is _INT64 else np.asarray(a, np.int64)
+
+
+def _as_float64(a: np.ndarray) -> np.ndarray:
+    return a if type(a) is np.ndarray and a.dtype is _FLOAT64 else np.asarray(a, np.float64)
+
+
 def make_batch(
     *,
     eid: np.ndarray,
@@ -84,12 +97,10 @@ def make_batch(
     merged_into: np.ndarray | None = None,
 ) -> ForgetBatch:
     """A batch with normalised dtypes (``merged_into`` defaults to -1 everywhere)."""
-    into = (_not_merged(len(eid)) if merged_into is None
-            else np.asarray(merged_into, dtype=np.int64))
+    into = _not_merged(len(eid)) if merged_into is None else as_int64(merged_into)
     return ForgetBatch(
-        np.asarray(eid, dtype=np.int64), np.asarray(obs_id, dtype=np.int64), reason,
-        np.asarray(score, dtype=np.float64), int(turn), np.asarray(age, dtype=np.int64),
-        np.asarray(last_access, dtype=np.int64), texts, into,
+        as_int64(eid), as_int64(obs_id), reason, _as_float64(score), int(turn),
+        as_int64(age), as_int64(last_access), texts, into,
     )
 
 
@@ -106,13 +117,14 @@ class ForgetLog:
     _counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, batch: ForgetBatch) -> None:
-        self._batches.append(batch)
-        self._n += len(batch)
-        self._held += len(batch)
-        self._counts[batch.reason] = self._counts.get(batch.reason, 0) + len(batch)
+        batches, k = self._batches, len(batch.eid)
+        batches.append(batch)
+        self._n += k
+        self._held += k
+        self._counts[batch.reason] = self._counts.get(batch.reason, 0) + k
         if self.keep is not None:
-            while self._batches and self._held - len(self._batches[0]) >= self.keep:
-                self._held -= len(self._batches.popleft())
+            while batches and self._held - len(batches[0].eid) >= self.keep:
+                self._held -= len(batches.popleft().eid)
 
     def append(self, **fields: object) -> None:
         """Append one batch from its fields (see ``make_batch``)."""

@@ -62,3 +62,31 @@ def test_the_sqlite_entries_table_is_the_column_declaration() -> None:
     cols = Columns(4)
     assert [(f.name, getattr(cols, f.name).dtype) for f in ARRAYS] == [
         (f.name, np.dtype(f.dtype)) for f in ARRAYS]
+
+
+def test_an_add_names_the_row_it_superseded() -> None:
+    """Prevents the policies that read ``Columns.superseded_by_newest`` instead of looking
+    for supersession (last_write_wins, the decay schedule) from missing or inventing
+    one: after each add it is the row that add marked superseded, else -1, and an append
+    outside an add (a reopened store's) or a compaction (its row moved) resets it."""
+    from memcore import HashingEmbedder, Lexicon, MemoryStore
+    from memcore.extract.teacher import KeywordTeacher
+    from memcore.policies.keep_all import KeepAll
+
+    lexicon = Lexicon(("alice", "bob"), (("home city", "home_city"), ("salary", "salary")))
+    store = MemoryStore(KeepAll(), HashingEmbedder(), KeywordTeacher(lexicon))
+    cols = store.cols
+    named = []
+    for t, text in enumerate(["Alice's home city is boston.", "Bob's salary is 10.",
+                              "Alice's home city is denver.", "The weather is nice.",
+                              "Alice's home city is paris.", "Bob's salary is 20."]):
+        store.add(text, t)
+        named.append(cols.superseded_by_newest)
+    assert named == [-1, -1, 0, -1, 2, 1]
+    assert np.flatnonzero(cols.superseded[: cols.n]).tolist() == [0, 1, 2]
+    cols.append(np.zeros(cols.dim))
+    assert cols.superseded_by_newest == -1
+    store.add("Alice's home city is rome.", 6)
+    assert cols.superseded_by_newest == 4
+    cols.compact()
+    assert cols.superseded_by_newest == -1

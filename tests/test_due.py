@@ -78,10 +78,9 @@ def test_scheduled_removals_equal_a_check_of_every_row(
 def test_one_by_one_and_array_paths_each_equal_a_check_of_every_row(
         monkeypatch: pytest.MonkeyPatch, scalar: int, workload: str,
         params: tuple[tuple[str, str], ...]) -> None:
-    """Prevents the one-by-one path of the schedule and of ebbinghaus's pruning (a few
-    candidates: Python numbers, no arrays) or the array path from differing from a
-    check of every row by a row or a bit of a score: each path alone, over a whole
-    job."""
+    """Prevents the one-by-one path of ebbinghaus's pruning (a few candidates: Python
+    numbers, no arrays) or the array path from differing from a check of every row by a
+    row or a bit of a score: each path alone, over a whole job."""
     monkeypatch.setattr(DueSchedule, "SCALAR", scalar)
     spec = make_spec(workload, "ebbinghaus", 2, params=params)
     assert check_every_add(monkeypatch, Ebbinghaus, every_row, spec) > 50
@@ -108,8 +107,9 @@ def test_the_bound_is_early_and_close() -> None:
 def test_last_write_wins_checks_only_the_new_entrys_slot(
         monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
         params: tuple[tuple[str, str], ...]) -> None:
-    """Prevents a last_write_wins that keeps a superseded entry: checking only the new
-    entry's slot must remove, at every add, what a check of every row removes."""
+    """Prevents a last_write_wins that keeps a superseded entry: taking only the entry
+    the add superseded (``Columns.superseded_by_newest``) must remove, at every add,
+    what a check of every row removes."""
     from memcore.policies.last_write_wins import LastWriteWins
 
     def superseded(_: Any, cols: Columns, now: int) -> tuple[list[int], list[float]]:
@@ -204,3 +204,4 @@ def test_learned_forget_reads_every_row_once_an_entry_is_past_the_tables_ages(
                      params=(("policy.prune_threshold", "0.001"),))
     check_every_add(monkeypatch, LearnedForget, read_every_row, spec)
     assert full_reads and min(full_reads) >= 40
+

@@ -6,7 +6,8 @@ anything itself, so every
 removal goes through ``MemoryStore`` and lands in the forget log.
 
 Hooks, all optional (the base class does nothing):
-- ``on_add(cols, row, now)``: after supersession marking and the insert.
+- ``on_add(cols, row, now)``: after supersession marking and the insert
+  (``cols.superseded_by_newest``: the row this add superseded, -1 if none).
 - ``on_access(cols, rows, now, relevance)``: after a retrieval returned ``rows``
   (``relevance``: their cosine with the query).
 - ``on_tick(cols, now)``: at a day boundary.

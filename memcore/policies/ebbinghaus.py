@@ -70,24 +70,25 @@ class Ebbinghaus(Policy):
         operations on each row's numbers (the same results: ``tests/test_due.py``)."""
         p = self.params
         gone, scores = [], []
+        importance, turn, superseded = cols.importance, cols.turn, cols.superseded
         for row in rows:
-            stability = p.tau * (1.0 + p.gain * float(cols.importance[row]))
-            r = float(np.exp(-(now - int(cols.turn[row])) / stability))
-            if cols.superseded[row]:
+            stability = p.tau * (1.0 + p.gain * importance.item(row))
+            r = float(np.exp(-(now - turn.item(row)) / stability))
+            if superseded[row]:
                 r = r * p.superseded_strength
             if r < p.prune_threshold:
                 gone.append(row)
                 scores.append(r)
         if not gone:
             return None
-        self._due.removed([int(cols.eid[row]) for row in gone])
+        self._due.removed([cols.eid.item(row) for row in gone])
         return Removal(np.array(gone, dtype=np.int64), "decayed", np.array(scores))
 
     def _schedule(self, cols: Columns, row: int, superseded: bool) -> None:
         p, due = self.params, self._due
-        scale = p.tau * (1.0 + p.gain * float(cols.importance[row]))
+        scale = p.tau * (1.0 + p.gain * cols.importance.item(row))
         log_ratio = self._log_superseded if superseded else self._log_fresh
-        due.schedule(int(cols.eid[row]), due.bound(float(cols.turn[row]), scale, log_ratio))
+        due.schedule(cols, row, due.bound(float(cols.turn.item(row)), scale, log_ratio))
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live entries with ``R`` below the threshold, of those that can be
@@ -95,15 +96,15 @@ class Ebbinghaus(Policy):
         due = self._due
         for i in due.newer_rows(cols):
             self._schedule(cols, i, bool(cols.superseded[i]))
-        sid = int(cols.slot[row])
-        if sid >= 0:
-            for i in due.newly_superseded(cols, sid):
-                self._schedule(cols, i, True)
-        rows = due.candidates(cols, now)
-        if len(rows) == 0:
+        superseded = due.newly_superseded(cols)
+        if superseded >= 0:
+            self._schedule(cols, superseded, True)
+        few = due.candidates(cols, now)
+        if not few:
             return None
-        if len(rows) <= due.SCALAR:
-            return self._prune_few(cols, now, rows.tolist())
+        if len(few) <= due.SCALAR:
+            return self._prune_few(cols, now, few)
+        rows = np.array(few, dtype=np.int64)
         r = self.retention(cols, now, rows)
         pruned = np.less(r, self.params.prune_threshold)
         if not pruned.any():

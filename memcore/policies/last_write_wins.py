@@ -22,19 +22,19 @@ class LastWriteWins(Policy):
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live superseded entries. Only an add supersedes (the older entry of its
-        slot) and every call removes all of them, so when the only entry new since the
-        last call is this one, they are this slot's: the rest need no check."""
+        slot, named in ``cols.superseded_by_newest``) and every call removes all of
+        them, so when the only entry new since the last call is this one, the entry it
+        superseded is the only one there can be: the rest need no check."""
         n = cols.n
         only_this = (self._last_eid >= 0 and row == n - 1
-                     and (row == 0 or cols.eid[row - 1] <= self._last_eid))
-        self._last_eid = int(cols.eid[n - 1])
-        if not only_this:
-            gone = np.flatnonzero(cols.live[:n] & cols.superseded[:n])
-        elif cols.slot[row] < 0:
-            return None
-        else:
-            gone = np.flatnonzero((cols.slot[:n] == cols.slot[row]) & cols.live[:n]
-                                  & cols.superseded[:n])
+                     and (row == 0 or cols.eid.item(row - 1) <= self._last_eid))
+        self._last_eid = cols.eid.item(n - 1)
+        if only_this:
+            head = cols.superseded_by_newest
+            if head < 0 or not cols.live[head]:  # (a wrapper's view may hide it)
+                return None
+            return Removal(np.array([head], dtype=np.int64), "superseded", np.zeros(1))
+        gone = np.flatnonzero(cols.live[:n] & cols.superseded[:n])
         if len(gone) == 0:
             return None
         return Removal(gone, "superseded", np.zeros(len(gone)))

@@ -118,9 +118,9 @@ class LearnedForget(Policy):
 
     def _due_turn(self, cols: Columns, row: int, from_age: int) -> int:
         """The first turn, at an age from ``from_age`` on, ``row``'s retention is below."""
-        return int(cols.turn[row]) + self._table.next_below(
-            self._log_threshold, np.float32(cols.importance[row]),
-            bool(cols.superseded[row]), bool(cols.slot[row] >= 0), from_age)
+        return cols.turn.item(row) + self._table.next_below(
+            self._log_threshold, np.float32(cols.importance.item(row)),
+            cols.superseded.item(row), cols.slot.item(row) >= 0, from_age)
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """``every_row``'s removals, from the rows that can be due (``DueSchedule``, by
@@ -130,17 +130,19 @@ class LearnedForget(Policy):
         importances than it holds), every row is read."""
         due = self._due
         for i in due.newer_rows(cols):
-            self._first_turn = min(self._first_turn, int(cols.turn[i]))
-            imp = np.float32(cols.importance[i])
-            if self._scheduled and float(imp) not in self._held:
-                self._scheduled = self._table.covers(imp)
-                self._held.add(float(imp))
+            turn = cols.turn.item(i)
+            self._first_turn = min(self._first_turn, turn)
             if self._scheduled:
-                due.schedule(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i])))
-        sid = int(cols.slot[row])
-        if sid >= 0 and self._scheduled:
-            for i in due.newly_superseded(cols, sid):
-                due.schedule(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i])))
+                imp = cols.importance.item(i)
+                if imp not in self._held:
+                    self._scheduled = self._table.covers(np.float32(imp))
+                    self._held.add(imp)
+                if self._scheduled:
+                    due.schedule(cols, i, self._due_turn(cols, i, now - turn))
+        superseded = due.newly_superseded(cols)
+        if superseded >= 0 and self._scheduled:
+            due.schedule(cols, superseded,
+                         self._due_turn(cols, superseded, now - cols.turn.item(superseded)))
         n = cols.n
         # an entry as old as the table's ages can only be there once the oldest turn
         # ever added is (every row has passed through ``newer_rows``)
@@ -148,20 +150,20 @@ class LearnedForget(Policy):
         oldest = int(np.argmax(cols.live[:n])) if old and cols.n_live else -1
         if not self._scheduled or (oldest >= 0 and now - cols.turn[oldest] >= self._age_cap):
             return self.every_row(cols, now)
-        rows = due.candidates(cols, now)
-        if len(rows) == 0:
+        few = due.candidates(cols, now)
+        if not few:
             return None
-        if len(rows) <= due.SCALAR:
-            few = rows.tolist()
-            ages = [now - int(cols.turn[i]) for i in few]
+        if len(few) <= due.SCALAR:
+            ages = [now - cols.turn.item(i) for i in few]
             if max(ages) < self._table.width:
                 return self._prune_few(cols, now, few, ages)
+        rows = np.array(few, dtype=np.int64)
         log_r = self._table.read(self._k_log_retention, now - cols.turn[rows],
                                  cols.importance[rows], cols.superseded[rows],
                                  cols.slot[rows] >= 0)
         pruned = log_r < self._log_threshold
         for i in rows[~pruned].tolist():  # not yet: from the next age on
-            due.later(int(cols.eid[i]), self._due_turn(cols, i, now - int(cols.turn[i]) + 1))
+            due.later(cols, i, self._due_turn(cols, i, now - cols.turn.item(i) + 1))
         if not pruned.any():
             return None
         gone = rows[pruned]
@@ -176,16 +178,16 @@ class LearnedForget(Policy):
         due, table, k = self._due, self._table, self._k_log_retention
         gone, scores = [], []
         for i, age in zip(rows, ages, strict=True):
-            log_r = table.read_one(k, age, np.float32(cols.importance[i]),
-                                   bool(cols.superseded[i]), bool(cols.slot[i] >= 0))
+            log_r = table.read_one(k, age, np.float32(cols.importance.item(i)),
+                                   cols.superseded.item(i), cols.slot.item(i) >= 0)
             if log_r < self._log_threshold:
                 gone.append(i)
                 scores.append(float(np.exp(np.float64(log_r))))
             else:  # not yet: from the next age on
-                due.later(int(cols.eid[i]), self._due_turn(cols, i, age + 1))
+                due.later(cols, i, self._due_turn(cols, i, age + 1))
         if not gone:
             return None
-        due.removed([int(cols.eid[i]) for i in gone])
+        due.removed([cols.eid.item(i) for i in gone])
         return Removal(np.array(gone, dtype=np.int64), "learned", np.array(scores))
 
     def _combos(self, cols: Columns) -> np.ndarray:
