@@ -101,6 +101,13 @@ class RelevanceTable:
         self._pairs = end
         return tid
 
+    def known(self, text: str) -> np.ndarray | None:
+        """``relevance(text, q)`` when it needs no work (the question is asked again and
+        no id is new since), else None: a question's vector is only needed to catch up."""
+        question = self._questions.get(text)
+        n = len(self._ids)
+        return question.values[:n] if question is not None and question.done == n else None
+
     def relevance(self, text: str, q: np.ndarray) -> np.ndarray:
         """Question ``text`` (embedded as ``q``)'s relevance to every id so far, a view
         valid until the next call."""

@@ -82,6 +82,9 @@ class Ranker:
 
     def _by_text(self, text: str) -> np.ndarray:
         assert self._texts is not None
+        known = self._texts.known(text)  # (no vector needed)
+        if known is not None:
+            return known
         return self._texts.relevance(text, self.embedder.embed(text))
 
     def _text_ids(self, cols: Columns) -> np.ndarray | None:
