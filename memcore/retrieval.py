@@ -40,6 +40,7 @@ class Ranker:
     TOPK_SAMPLE = 2048  # top_k: the newest rows that give the top-k floor
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
     TOPK_GROUP = 16  # top_k: rows per group whose maxima give a floor
+    TOPK_FEW = 64  # top_k: rows above a floor ranked in Python (no array calls)
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
     QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
     REC_TABLE_MAX = 1 << 22  # recencies of ages below this come from a table
@@ -255,6 +256,11 @@ class Ranker:
         if cand is None and (live is None or 2 * np.count_nonzero(live) > n):
             # (a store mostly dead ranks its live rows: fewer than the groups scan)
             cand = self._above_group_floor(score, k)
+        if cand is not None and len(cand) <= self.TOPK_FEW:
+            # a few rows above a floor (none NaN): (score, row) pairs, largest first,
+            # are best first and the newer row first on a tie
+            best = sorted(zip(score[cand].tolist(), cand.tolist()), reverse=True)[:k]
+            return np.array([row for _, row in best], dtype=np.int64)
         if cand is None:
             cand = np.arange(n) if live is None else np.flatnonzero(live)
         if k < len(cand):
