@@ -259,7 +259,8 @@ class Ranker:
         if cand is not None and len(cand) <= self.TOPK_FEW:
             # a few rows above a floor (none NaN): (score, row) pairs, largest first,
             # are best first and the newer row first on a tie
-            best = sorted(zip(score[cand].tolist(), cand.tolist()), reverse=True)[:k]
+            pairs = zip(score[cand].tolist(), cand.tolist(), strict=True)
+            best = sorted(pairs, reverse=True)[:k]
             return np.array([row for _, row in best], dtype=np.int64)
         if cand is None:
             cand = np.arange(n) if live is None else np.flatnonzero(live)
