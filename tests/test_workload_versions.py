@@ -106,6 +106,37 @@ def test_with_days_collapses_days_without_a_capture() -> None:
         "Query", "Query", "Query", "Tick", "Observe"]
 
 
+@pytest.mark.parametrize("days", [1, 2, 7, 1000])
+@pytest.mark.parametrize("name", TURN_STREAMS)
+def test_a_stream_with_its_ticks_is_with_days_of_the_stream_without(name: str,
+                                                                    days: int) -> None:
+    """Prevents the generator's own day boundaries (made inline, not by ``with_days``)
+    drifting from ``with_days``'s definition at a day length the goldens do not run."""
+    from workloads.contradiction import stream
+
+    params = WORKLOADS[name].Params()
+    for seed in (0, 3):
+        assert (list(stream(seed, 400, params, days))
+                == list(with_days(stream(seed, 400, params, 0), days)))
+
+
+def test_the_chooser_draws_what_random_choice_draws() -> None:
+    """Prevents the generator's one-call ``choice`` drawing other bits than CPython's
+    ``random.Random.choice`` (the seed's generator's), at every length the streams use
+    and at lengths whose rejection sampling redraws."""
+    import random
+
+    from workloads.contradiction import chooser
+
+    for seed in range(5):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        below = chooser(ours)
+        for n in [1, 2, 3, 5, 6, 7, 8, 10, 60, 65, 1000] * 50:
+            seq = range(n)
+            assert seq[below(n)] == theirs.choice(seq)
+        assert ours.random() == theirs.random()
+
+
 def test_bad_day_length_is_rejected() -> None:
     """Prevents a negative day length being read as "no ticks" silently."""
     with pytest.raises(FbenchError, match="turns_per_day must be >= 0"):

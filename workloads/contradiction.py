@@ -10,10 +10,10 @@ Tick); the current version 2, the same streams with day boundaries, is
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth
+from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
 from workloads.registry import Vocabulary, register_retired_workload
 
 ENTITIES = ("alice", "bob", "carol", "dan", "erin", "frank", "grace", "heidi", "ivan", "judy")
@@ -110,6 +110,114 @@ class ContradictionParams:
             )
 
 
+def chooser(rng: random.Random) -> Callable[[int], int]:
+    """``below(n)``: the index ``rng.choice`` of a sequence of ``n`` draws, with the same
+    bits (CPython's ``choice`` is ``seq[rng._randbelow(len(seq))]``, and ``_randbelow``
+    draws ``n.bit_length()`` bits until one is below ``n``), in one call instead of two."""
+    getrandbits = rng.getrandbits
+
+    def below(n: int) -> int:
+        k = n.bit_length()
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return r
+
+    return below
+
+
+class _Slot:
+    """One (entity, attribute) of a stream: its texts and truths, made once a stream."""
+
+    __slots__ = ("attr", "key", "others", "question", "title", "truths")
+
+    def __init__(self, entity: str, attr: Attribute) -> None:
+        self.title = entity.title()
+        self.attr = attr
+        self.key = slot_key(entity, attr)
+        self.question = f"What is {self.title}'s {attr.phrase}?"
+        # the values an update may draw: after none, all; after ``old``, the others
+        self.others = {old: tuple(v for v in attr.values if v != old)
+                       for old in (None, *attr.values)}
+        self.truths: dict[tuple[str, str], ObserveTruth] = {}
+
+    def truth(self, value: str, kind: str) -> ObserveTruth:
+        truth = self.truths.get((value, kind))
+        if truth is None:
+            truth = self.truths[value, kind] = ObserveTruth(self.key, value, kind)
+        return truth
+
+
+def stream(seed: int, horizon: int, params: ContradictionParams,
+           turns_per_day: int) -> Iterator[Event]:
+    """The Forgetting-Bench stream of ``seed``, draw for draw the seed's generator, with
+    a ``Tick`` before the first capture of each day of ``turns_per_day`` turns (0: none;
+    ``workloads.contradiction_days.with_days`` of the stream without them)."""
+    rng = random.Random(seed)
+    below, draw = chooser(rng), rng.random
+    slots = [_Slot(e, a) for e, a in SLOTS]
+    current: list[str | None] = [None] * len(slots)
+    history: list[set[str]] = [set() for _ in slots]
+    last_kind: list[str] = [""] * len(slots)
+    p_hard, hard_frame = params.p_hard, params.hard_frame
+    day = 0
+
+    def assign(i: int, t: int) -> Observe:
+        s = slots[i]
+        old = current[i]
+        values = s.others[old]
+        value = values[below(len(values))]
+        if old is None:
+            kind, text = "fact", f"{s.title}'s {s.attr.phrase} is {value}."
+        elif draw() < p_hard:
+            hard = s.attr.hard
+            kind, text = "hard_update", hard[below(len(hard))].format(E=s.title, v=value)
+            if hard_frame:
+                text = f"{s.title}'s {s.attr.noun} changed: {text}"
+        else:
+            kind, text = "canonical_update", f"{s.title}'s {s.attr.phrase} is now {value}."
+        current[i] = value
+        history[i].add(value)
+        last_kind[i] = kind
+        return Observe(t, text, s.truth(value, kind))
+
+    order = list(range(len(slots)))
+    rng.shuffle(order)
+    n_seed = min(len(order), horizon)
+    for t in range(n_seed):
+        if turns_per_day and t // turns_per_day > day:
+            day = t // turns_per_day
+            yield Tick(t)
+        yield assign(order[t], t)
+    p_query, p_upd = params.p_query, params.p_query + params.p_update
+    overlap = params.noise_overlap
+    n_slots, n_subjects, n_predicates = len(slots), len(SUBJECTS), len(PREDICATES)
+    n_entities, n_attributes, n_overlap = len(ENTITIES), len(ATTRIBUTES), len(OVERLAP)
+    # (turns after the seeding exist only once every slot is asserted: all are asked)
+    for t in range(n_seed, horizon):
+        r = draw()
+        if r < p_query:
+            i = below(n_slots)
+            s, value = slots[i], current[i]
+            assert value is not None
+            yield Query(t, s.question, QueryTruth(s.key, value, frozenset(history[i] - {value}),
+                                                  CATEGORY[last_kind[i]]))
+            continue
+        if turns_per_day and t // turns_per_day > day:  # a capture opens a new day
+            day = t // turns_per_day
+            yield Tick(t)
+        if r < p_upd:
+            yield assign(below(n_slots), t)
+        elif overlap and draw() < overlap:
+            entity, attr = ENTITIES[below(n_entities)], ATTRIBUTES[below(n_attributes)]
+            text = OVERLAP[below(n_overlap)].format(E=entity.title(), n=attr.noun)
+            yield Observe(t, text, DISTRACTOR)
+        else:
+            subject = SUBJECTS[below(n_subjects)]
+            yield Observe(t, DISTRACTOR_TEXT[subject, PREDICATES[below(n_predicates)]],
+                          DISTRACTOR)
+
+
 @register_retired_workload
 class ContradictionV1:
     """Forgetting-Bench: 10 entities × 6 attributes, updates, distractors, queries
@@ -139,61 +247,7 @@ class ContradictionV1:
         return Vocabulary(ENTITIES, tuple((a.phrase, a.name) for a in ATTRIBUTES))
 
     def events(self, seed: int, horizon: int, params: ContradictionParams) -> Iterator[Event]:
-        rng = random.Random(seed)
-        current: dict[tuple[str, Attribute], str] = {}
-        history: dict[tuple[str, Attribute], set[str]] = {}
-        last_kind: dict[tuple[str, Attribute], str] = {}
-
-        def assign(slot: tuple[str, Attribute], t: int) -> Observe:
-            entity, attr = slot
-            old = current.get(slot)
-            value = rng.choice([v for v in attr.values if v != old])
-            title = entity.title()
-            if old is None:
-                kind, text = "fact", f"{title}'s {attr.phrase} is {value}."
-            elif rng.random() < params.p_hard:
-                kind, text = "hard_update", rng.choice(attr.hard).format(E=title, v=value)
-                if params.hard_frame:
-                    text = f"{title}'s {attr.noun} changed: {text}"
-            else:
-                kind, text = "canonical_update", f"{title}'s {attr.phrase} is now {value}."
-            current[slot] = value
-            history.setdefault(slot, set()).add(value)
-            last_kind[slot] = kind
-            return Observe(t, text, ObserveTruth(slot_key(entity, attr), value, kind))
-
-        order = list(SLOTS)
-        rng.shuffle(order)
-        n_seed = min(len(order), horizon)
-        for t in range(n_seed):
-            yield assign(order[t], t)
-        p_upd = params.p_query + params.p_update
-        for t in range(n_seed, horizon):
-            r = rng.random()
-            if r < params.p_query:
-                asked = SLOTS if len(current) == len(SLOTS) else [s for s in SLOTS
-                                                                 if s in current]
-                entity, attr = rng.choice(asked)
-                value = current[(entity, attr)]
-                yield Query(
-                    t,
-                    f"What is {entity.title()}'s {attr.phrase}?",
-                    QueryTruth(
-                        slot_key(entity, attr),
-                        value,
-                        frozenset(history[(entity, attr)] - {value}),
-                        CATEGORY[last_kind[(entity, attr)]],
-                    ),
-                )
-            elif r < p_upd:
-                yield assign(rng.choice(SLOTS), t)
-            elif params.noise_overlap and rng.random() < params.noise_overlap:
-                entity, attr = rng.choice(ENTITIES), rng.choice(ATTRIBUTES)
-                text = rng.choice(OVERLAP).format(E=entity.title(), n=attr.noun)
-                yield Observe(t, text, DISTRACTOR)
-            else:
-                subject = rng.choice(SUBJECTS)
-                yield Observe(t, DISTRACTOR_TEXT[subject, rng.choice(PREDICATES)], DISTRACTOR)
+        return stream(seed, horizon, params, 0)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from workloads.contradiction import (
     ContradictionRetrievableV1,
     ContradictionV1,
     RetrievableParams,
+    stream,
 )
 from workloads.events import Event, Observe, Tick
 from workloads.registry import register_workload
@@ -89,7 +90,7 @@ class Contradiction(ContradictionV1):
 
     def events(self, seed: int, horizon: int, params: ContradictionParams) -> Iterator[Event]:
         assert isinstance(params, ContradictionDayParams | RetrievableDayParams)
-        yield from with_days(super().events(seed, horizon, params), params.turns_per_day)
+        return stream(seed, horizon, params, params.turns_per_day)
 
 
 @register_workload
