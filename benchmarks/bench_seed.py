@@ -12,7 +12,11 @@ ratio printed being the re-implementation's. ``learned_forget`` stays within 1.5
 the other, in alternating order. Each timed seed's metrics must agree between the two
 implementations (to 9 decimals), so both time the same job. Each analytic policy runs
 seeds of its own: a stream the process has not run, whose texts' embeddings and slots
-it has not kept yet (a policy timed on another's seeds would find them warm).
+it has not kept yet (a policy timed on another's seeds would find them warm). Before
+each fbench job the process's collector is set as a sweep's Ray worker sets it before
+each batch (``cluster.worker_gc``: what the process holds frozen, young collections
+every 20,000 allocations); the re-implementation's jobs run in the same process, under
+the same settings.
 
 Usage: ``python -m benchmarks.bench_seed [--repeats 5]``.
 """
@@ -39,12 +43,14 @@ LEARNED_TARGET = 1.5  # learned_forget / ebbinghaus
 
 
 def _fbench_job(policy: str, seed: int) -> tuple[float, dict[str, Any]]:
+    from cluster import worker_gc
     from runner.job import streams
     from runner.job.run import run_job
     from runner.spec.resolve import make_spec
 
     spec = make_spec("contradiction", policy, seed)
     streams.clear()  # the job generates its stream, as the re-implementation does
+    worker_gc.before_batch()  # the collector as a sweep's worker sets it (a batch a job)
     t = time.perf_counter()
     result = run_job(spec)
     return time.perf_counter() - t, result.metrics()

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from memcore.backends import Backend, make_backend
-from memcore.columns import Columns
+from memcore.columns import Columns, Sparse
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
 from memcore.forget_log import ForgetLog, as_int64, make_batch
@@ -36,6 +36,7 @@ class Bookkeeping:
     and durability."""
 
     COMPACT_MIN_DEAD = 1024
+    KNOWN_TEXTS = 4096  # texts whose entry is kept (``_know``; their vectors with them)
 
     def __init__(
         self,
@@ -64,6 +65,7 @@ class Bookkeeping:
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
+        self._known: dict[str, tuple[np.ndarray, Sparse | None, float, int]] = {}
         self._texts = relevance_table(embedder)  # (None: relevance is summed per row)
         if self._texts is not None:
             self.cols.text_generation = self._texts.generation
@@ -85,7 +87,7 @@ class Bookkeeping:
         row = self._row_of_obs.get(obs_id)
         if row is None:
             return None
-        sid = int(self.cols.slot[row])
+        sid = self.cols.slot.item(row)
         return None if sid < 0 else self._slot_names[sid]
 
     # -- write path ---------------------------------------------------------
@@ -101,8 +103,11 @@ class Bookkeeping:
                 sid = self._slot_ids[slot] = len(self._slot_names)
                 self._slot_names.append(slot)
             head = self._slot_head.get(sid)
-        vec = self.embedder.embed(text)
-        row = cols.append(vec)
+        known = self._known.get(text)
+        if known is None:
+            known = self._know(text)
+        vec, sparse, importance, ntok = known
+        row = cols.append(vec, sparse)
         if head is not None:
             cols.superseded[head] = True
             cols.superseded_by_newest = head
@@ -117,7 +122,6 @@ class Bookkeeping:
         cols.eid[row] = eid
         cols.obs_id[row] = obs
         cols.turn[row] = t
-        importance, ntok = text_cost(text)
         cols.importance[row] = importance
         cols.slot[row] = sid
         cols.ntok[row] = ntok
@@ -137,6 +141,20 @@ class Bookkeeping:
             self.peak_size = cols.n_live
         self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
+
+    def _know(self, text: str) -> tuple[np.ndarray, Sparse | None, float, int]:
+        """What an entry of ``text`` is, whatever its time: its vector, the vector's
+        non-zero dimensions, its importance and token count; kept per text for the
+        store's next entries of it (texts recur; dropped wholesale past
+        ``KNOWN_TEXTS``) when the embedder hands out one read-only vector per text."""
+        vec = self.embedder.embed(text)
+        if vec.flags.writeable:  # (a vector of its own each time: nothing kept)
+            return vec, None, *text_cost(text)
+        known = vec, self.cols.sparse_of(vec), *text_cost(text)
+        if len(self._known) >= self.KNOWN_TEXTS:
+            self._known.clear()
+        self._known[text] = known
+        return known
 
     def _tag_mask(self, meta: Mapping[str, str] | None) -> int:
         """The tag bits of an observation's meta, kept per raw ``tags`` string (a tag's

@@ -18,6 +18,8 @@ import numpy as np
 
 from memcore.fields import ARRAYS, ColumnArrays
 
+# a vector's non-zero dimensions (an array and a list) and their values
+Sparse = tuple[np.ndarray, list[int], list[float]]
 # read-only vectors seen by ``Columns.append`` (an embedder hands out one per text, for
 # every job of the process): id -> (the vector, its non-zero dimensions as an array and
 # a list, their values)
@@ -128,12 +130,14 @@ class Columns(ColumnArrays):
             new[: self.n] = old[: self.n]
             setattr(self, f.name, new)
 
-    def append(self, vec: np.ndarray) -> int:
-        """Reserve the next row with embedding ``vec``; the caller fills the fields."""
+    def append(self, vec: np.ndarray,
+               sparse: Sparse | None = None) -> int:
+        """Reserve the next row with embedding ``vec`` (``sparse``: its ``sparse_of``, if
+        the caller has it); the caller fills the fields."""
         if self.n == self.capacity:
             self._grow()
         row = self.n
-        nz, dims, vals = self._sparse_of(vec)
+        nz, dims, vals = self.sparse_of(vec) if sparse is None else sparse
         self._sparse.append((dims, vals))
         if not self._log_lost:
             self._log_rows.extend([row] * len(dims))
@@ -149,7 +153,7 @@ class Columns(ColumnArrays):
         self.n_live += 1
         return row
 
-    def _sparse_of(self, vec: np.ndarray) -> tuple[np.ndarray, list[int], list[float]]:
+    def sparse_of(self, vec: np.ndarray) -> Sparse:
         """``vec``'s non-zero dimensions (an array and a list) and their values. Texts
         recur and an embedder hands out one read-only vector per text, so those are
         decomposed once per process, for every store (kept with the vector itself, so

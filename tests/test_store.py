@@ -110,6 +110,42 @@ def test_compaction_changes_nothing_observable() -> None:
     assert run(1) == run(10**9)
 
 
+class _WriteableEmbedder(HashingEmbedder):
+    """The hashing embedder handing out a vector of its own each time (writeable)."""
+
+    def embed(self, text: str) -> np.ndarray:
+        return super().embed(text).copy()
+
+
+def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
+    """Prevents the per-text entries a store keeps (``Bookkeeping._know``) from giving an
+    entry another vector, importance or token count than a store that knows nothing:
+    the same stream through stores that keep every text, almost none, and an embedder
+    whose vectors are never kept, gives the same columns and answers."""
+    from workloads import WORKLOADS, Observe, Query
+
+    w = WORKLOADS["contradiction"]
+    lex = Lexicon(w.vocabulary().entities, w.vocabulary().phrases)
+
+    def run(known: int, embedder: HashingEmbedder) -> tuple[object, ...]:
+        st = MemoryStore(POLICIES["keep_all"](), embedder, KeywordTeacher(lex))
+        st.KNOWN_TEXTS = known
+        out = []
+        for i, ev in enumerate(w.events(4, 1200, w.Params())):
+            if isinstance(ev, Observe):
+                st.add(ev.text, ev.t, obs_id=i)
+            elif isinstance(ev, Query):
+                out.append([(h.obs_id, h.score) for h in st.retrieve(ev.text, ev.t, 5)])
+        cols = st.cols
+        return (out, cols.importance[: cols.n].tolist(), cols.ntok[: cols.n].tolist(),
+                [d.tolist() for d in cols.dims], len(st._known))
+
+    kept, few, never = (run(4096, HashingEmbedder()), run(2, HashingEmbedder()),
+                        run(4096, _WriteableEmbedder()))
+    assert kept[:4] == few[:4] == never[:4]
+    assert kept[4] > 100 and few[4] <= 2 and never[4] == 0
+
+
 def test_sizes_and_tokens_track_live_entries() -> None:
     """Prevents drift between the incremental counters and the live entries."""
     s = store("last_write_wins")

@@ -57,6 +57,14 @@ class DueSchedule:
         if not math.isinf(due):
             heapq.heappush(self._heap, (due, cols.eid.item(row), row, cols.layout))
 
+    def schedule_after(self, cols: Columns, row: int, offset: float) -> None:
+        """``schedule(cols, row, bound(turn, scale, log_ratio))`` of ``row``'s turn, given
+        ``offset = scale * log_ratio`` (inf: never due): the same due turn."""
+        if not math.isinf(offset):
+            due = cols.turn.item(row) + offset
+            heapq.heappush(self._heap, (due - EARLY * (abs(due) + 1.0), cols.eid.item(row),
+                                        row, cols.layout))
+
     def later(self, cols: Columns, row: int, due: float) -> None:
         """A candidate its policy kept: no longer one, until ``due``."""
         self._watch.pop(cols.eid.item(row), None)

@@ -57,6 +57,9 @@ class Ebbinghaus(Policy):
         self._log_superseded = (math.inf if p.prune_threshold == 0
                                 else math.log(p.superseded_strength / p.prune_threshold))
         self._due = DueSchedule()
+        # (importance, superseded) -> stability x ln(factor / threshold): an entry's due
+        # turn is its turn plus this (``DueSchedule.bound``; importances recur)
+        self._offsets: dict[tuple[float, bool], float] = {}
 
     def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
         """``R`` of ``rows`` at ``now``."""
@@ -74,7 +77,7 @@ class Ebbinghaus(Policy):
         for row in rows:
             stability = p.tau * (1.0 + p.gain * importance.item(row))
             r = float(np.exp(-(now - turn.item(row)) / stability))
-            if superseded[row]:
+            if superseded.item(row):
                 r = r * p.superseded_strength
             if r < p.prune_threshold:
                 gone.append(row)
@@ -85,17 +88,23 @@ class Ebbinghaus(Policy):
         return Removal(np.array(gone, dtype=np.int64), "decayed", np.array(scores))
 
     def _schedule(self, cols: Columns, row: int, superseded: bool) -> None:
-        p, due = self.params, self._due
-        scale = p.tau * (1.0 + p.gain * cols.importance.item(row))
-        log_ratio = self._log_superseded if superseded else self._log_fresh
-        due.schedule(cols, row, due.bound(float(cols.turn.item(row)), scale, log_ratio))
+        importance = cols.importance.item(row)
+        offset = self._offsets.get((importance, superseded))
+        if offset is None:
+            p = self.params
+            scale = p.tau * (1.0 + p.gain * importance)
+            log_ratio = self._log_superseded if superseded else self._log_fresh
+            offset = self._offsets[importance, superseded] = (
+                math.inf if math.isinf(log_ratio) else scale * log_ratio)
+        self._due.schedule_after(cols, row, offset)
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live entries with ``R`` below the threshold, of those that can be
         (``DueSchedule``): the same rows, in the same order, as a check of every row."""
         due = self._due
+        superseded_col = cols.superseded
         for i in due.newer_rows(cols):
-            self._schedule(cols, i, bool(cols.superseded[i]))
+            self._schedule(cols, i, superseded_col.item(i))
         superseded = due.newly_superseded(cols)
         if superseded >= 0:
             self._schedule(cols, superseded, True)

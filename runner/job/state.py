@@ -71,6 +71,9 @@ class JobRun:
         self.false_links = 0
         self.n_obs = 0
         self.linker = memory if isinstance(memory, LinksSlots) else None
+        # the memory's methods an observation calls (bound once: no lookups per event)
+        self._observe, self._size = memory.observe, memory.size
+        self._linked_slot = None if self.linker is None else self.linker.linked_slot
         self.diagnoses = self.linker is not None
         self.latency = LatencyStats()
 
@@ -93,23 +96,26 @@ class JobRun:
         truth = ev.truth
         if self.hint is not None:
             self.hint(truth.slot, self.seed, obs)
-        self.memory.observe(obs, ev.t, ev.text, ev.meta)
-        if truth.slot is not None and truth.value is not None:
-            self.truth_of.set(obs, truth.slot, truth.value)
-            self.current_obs[truth.slot] = obs
-            run = self.run_start.get(truth.slot)
-            if run is None or run[0] != truth.value:
-                self.run_start[truth.slot] = (truth.value, obs)
-        if self.linker is not None:
-            linked = self.linker.linked_slot(obs)
+        self._observe(obs, ev.t, ev.text, ev.meta)
+        slot, value = truth.slot, truth.value
+        if slot is not None and value is not None:
+            self.truth_of.set(obs, slot, value)
+            self.current_obs[slot] = obs
+            run = self.run_start.get(slot)
+            if run is None or run[0] != value:
+                self.run_start[slot] = (value, obs)
+        if self._linked_slot is not None:
+            linked = self._linked_slot(obs)
             self.n_obs += 1
-            if linked is not None and linked != truth.slot:
+            if linked is not None and linked != slot:
                 self.false_links += 1
             cat = self.update_kinds.get(truth.kind)
             if cat is not None:
-                self.linked[cat][0] += linked == truth.slot
+                self.linked[cat][0] += linked == slot
                 self.linked[cat][1] += 1
-        self.peak = max(self.peak, self.memory.size())
+        size = self._size()
+        if size > self.peak:
+            self.peak = size
 
     def query(self, ev: Query) -> None:
         start = time.perf_counter()
