@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -127,7 +128,7 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
     w = WORKLOADS["contradiction"]
     lex = Lexicon(w.vocabulary().entities, w.vocabulary().phrases)
 
-    def run(known: int, embedder: HashingEmbedder) -> tuple[list[object], ...]:
+    def run(known: int, embedder: HashingEmbedder) -> tuple[Any, ...]:
         st = MemoryStore(POLICIES["keep_all"](), embedder, KeywordTeacher(lex))
         st.KNOWN_TEXTS = known
         out = []
