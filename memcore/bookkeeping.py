@@ -63,6 +63,9 @@ class Bookkeeping:
         self.live_tokens = 0
         self.peak_size = 0
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
+        # a backend that keeps no removal (the in-memory one): a removal of one entry is
+        # logged as its record's fields, no batch made (``ForgetLog.add_one``)
+        self._log_only = type(self.backend).on_remove is Backend.on_remove
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
         self._known: dict[str, tuple[np.ndarray, Sparse | None, float, int]] = {}
@@ -229,20 +232,30 @@ class Bookkeeping:
         rows = as_int64(removal.rows)  # (the gathers below copy)
         at = rows.tolist()
         texts = cols.texts
-        obs_id = cols.obs_id[rows]
-        batch = make_batch(
-            eid=cols.eid[rows], obs_id=obs_id, reason=removal.reason,
-            score=removal.scores, turn=now,
-            age=now - cols.turn[rows], last_access=cols.last_access[rows],
-            texts=[texts[r] for r in at], merged_into=removal.merged_into,
-        )
-        self.forget_log.add(batch)
-        self.backend.on_remove(batch)
+        if len(at) == 1 and self._log_only:  # the usual: one entry, its record's fields
+            r = at[0]
+            into = removal.merged_into
+            obs = [cols.obs_id.item(r)]
+            self.forget_log.add_one((
+                cols.eid.item(r), obs[0], removal.reason, float(removal.scores[0]), int(now),
+                now - cols.turn.item(r), cols.last_access.item(r), texts[r],
+                -1 if into is None else int(into[0])))
+        else:
+            obs_id = cols.obs_id[rows]
+            batch = make_batch(
+                eid=cols.eid[rows], obs_id=obs_id, reason=removal.reason,
+                score=removal.scores, turn=now,
+                age=now - cols.turn[rows], last_access=cols.last_access[rows],
+                texts=[texts[r] for r in at], merged_into=removal.merged_into,
+            )
+            self.forget_log.add(batch)
+            self.backend.on_remove(batch)
+            obs = obs_id.tolist()
         cols.n_live -= len(at)
         live, ntok, slot = cols.live, cols.ntok, cols.slot
         row_of_obs, slot_head = self._row_of_obs, self._slot_head
         freed = 0
-        for r, o in zip(at, obs_id.tolist(), strict=True):
+        for r, o in zip(at, obs, strict=True):
             live[r] = False
             freed += ntok.item(r)
             del row_of_obs[o]

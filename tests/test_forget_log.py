@@ -45,3 +45,35 @@ def test_log_keep_must_be_minus_one_or_more() -> None:
     """Prevents a silently meaningless negative ``log_keep``."""
     with pytest.raises(ValueError, match="log_keep"):
         StoreParams(log_keep=-2)
+
+
+def test_a_removal_of_one_entry_is_logged_as_a_batch_of_it_would_be() -> None:
+    """Prevents the one-entry records (``ForgetLog.add_one``, no arrays made) from
+    differing from the batch the store made before: the same stream through a store that
+    logs them so and one made to build every batch gives records equal in every field and
+    type, the same entry ids and counts, and the same bounded holding."""
+    from workloads import WORKLOADS, Observe
+
+    w = WORKLOADS["contradiction"]
+
+    def run(one: bool, keep: int) -> ForgetLog:
+        cls = POLICIES["ebbinghaus"]
+        store = MemoryStore(cls(cls.Params(tau=20)), HashingEmbedder(), None,
+                            StoreParams(log_keep=keep))
+        store._log_only = one
+        for ev in w.events(3, 1500, w.Params()):
+            if isinstance(ev, Observe):
+                store.add(ev.text, ev.t)
+        return store.forget_log
+
+    for keep in (-1, 50):
+        ones, batches = run(True, keep), run(False, keep)
+        assert any(isinstance(b, tuple) for b in ones._batches)
+        assert not any(isinstance(b, tuple) for b in batches._batches)
+        recs = ones.records()
+        assert recs == batches.records() and len(recs) > 20
+        assert ([[type(v) for v in vars(r).values()] for r in recs]
+                == [[type(v) for v in vars(r).values()] for r in batches.records()])
+        assert ones.eids().tolist() == batches.eids().tolist()
+        assert (len(ones), ones.held, ones.counts()) == (
+            len(batches), batches.held, batches.counts())
