@@ -63,8 +63,8 @@ class Bookkeeping:
         self.live_tokens = 0
         self.peak_size = 0
         self.backend = backend if backend is not None else make_backend(p.backend, p.path)
-        # a backend that keeps no removal (the in-memory one): a removal of one entry is
-        # logged as its record's fields, no batch made (``ForgetLog.add_one``)
+        # a backend that keeps no removal (the in-memory one): a removal is logged as its
+        # records' fields, no batch of arrays made (``ForgetLog.add_records``)
         self._log_only = type(self.backend).on_remove is Backend.on_remove
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
@@ -232,14 +232,25 @@ class Bookkeeping:
         rows = as_int64(removal.rows)  # (the gathers below copy)
         at = rows.tolist()
         texts = cols.texts
-        if len(at) == 1 and self._log_only:  # the usual: one entry, its record's fields
-            r = at[0]
+        if self._log_only:  # the records' fields (no arrays made)
             into = removal.merged_into
-            obs = [cols.obs_id.item(r)]
-            self.forget_log.add_one((
-                cols.eid.item(r), obs[0], removal.reason, float(removal.scores[0]), int(now),
-                now - cols.turn.item(r), cols.last_access.item(r), texts[r],
-                -1 if into is None else int(into[0])))
+            reason, when = removal.reason, int(now)
+            if len(at) == 1:  # the usual
+                r = at[0]
+                obs = [cols.obs_id.item(r)]
+                self.forget_log.add_records([(
+                    cols.eid.item(r), obs[0], reason, float(removal.scores[0]), when,
+                    when - cols.turn.item(r), cols.last_access.item(r), texts[r],
+                    -1 if into is None else int(into[0]))])
+            else:
+                obs = cols.obs_id[rows].tolist()
+                self.forget_log.add_records([
+                    (e, o, reason, s, when, when - t, a, texts[r], i) for e, o, s, t, a, r, i
+                    in zip(cols.eid[rows].tolist(), obs,
+                           np.asarray(removal.scores, np.float64).tolist(),
+                           cols.turn[rows].tolist(), cols.last_access[rows].tolist(), at,
+                           [-1] * len(at) if into is None else as_int64(into).tolist(),
+                           strict=True)])
         else:
             obs_id = cols.obs_id[rows]
             batch = make_batch(

@@ -104,43 +104,40 @@ def make_batch(
     )
 
 
-# one removal of one entry, as ``ForgetRecord``'s fields in order (no arrays made)
+# a removed entry's record, as ``ForgetRecord``'s fields in order (no arrays made)
 One = tuple[int, int, str, float, int, int, int, str, int]
-
-
-def _size(batch: ForgetBatch | One) -> int:
-    return 1 if isinstance(batch, tuple) else len(batch)
 
 
 @dataclass(eq=False)
 class ForgetLog:
-    """Append-only, columnar (one batch of arrays per applied removal, or the fields of
-    a removal of one entry: ``add_one``). ``keep``: how many of the newest records to
-    hold (at least; whole batches are dropped), ``None`` for all. ``len`` and ``counts``
-    cover every removal ever logged."""
+    """Append-only, columnar (one batch of arrays per applied removal, or the records'
+    fields of one: ``add_records``). ``keep``: how many of the newest records to hold
+    (at least; whole batches are dropped), ``None`` for all. ``len`` and ``counts`` cover
+    every removal ever logged."""
 
     keep: int | None = None
-    _batches: deque[ForgetBatch | One] = field(default_factory=deque)
+    _batches: deque[ForgetBatch | list[One]] = field(default_factory=deque)
     _n: int = 0
     _held: int = 0
     _counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, batch: ForgetBatch) -> None:
-        self._added(batch, batch.reason, len(batch.eid))
+        self._added(batch, batch.reason)
 
-    def add_one(self, record: One) -> None:
-        """A removal of one entry, its record's fields (a batch of one, as ``add``'s)."""
-        self._added(record, record[2], 1)
+    def add_records(self, records: list[One]) -> None:
+        """One applied removal as its records' fields (one reason, one time), held and
+        dropped as ``add``'s batch of them would be."""
+        self._added(records, records[0][2])
 
-    def _added(self, batch: ForgetBatch | One, reason: str, k: int) -> None:
-        batches = self._batches
+    def _added(self, batch: ForgetBatch | list[One], reason: str) -> None:
+        batches, k = self._batches, len(batch)
         batches.append(batch)
         self._n += k
         self._held += k
         self._counts[reason] = self._counts.get(reason, 0) + k
         if self.keep is not None:
-            while batches and self._held - _size(batches[0]) >= self.keep:
-                self._held -= _size(batches.popleft())
+            while batches and self._held - len(batches[0]) >= self.keep:
+                self._held -= len(batches.popleft())
 
     def append(self, **fields: object) -> None:
         """Append one batch from its fields (see ``make_batch``)."""
@@ -188,11 +185,11 @@ class ForgetLog:
         """The entry id of every held record, in log order."""
         if not self._batches:
             return np.zeros(0, dtype=np.int64)
-        return np.concatenate([np.array([b[0]], dtype=np.int64) if isinstance(b, tuple)
-                               else b.eid for b in self._batches])
+        return np.concatenate([np.array([r[0] for r in b], dtype=np.int64)
+                               if isinstance(b, list) else b.eid for b in self._batches])
 
     def records(self) -> list[ForgetRecord]:
         """The held records, oldest first."""
         return [rec for batch in self._batches
-                for rec in ([ForgetRecord(*batch)] if isinstance(batch, tuple)
+                for rec in ([ForgetRecord(*r) for r in batch] if isinstance(batch, list)
                             else batch.records())]

@@ -47,33 +47,40 @@ def test_log_keep_must_be_minus_one_or_more() -> None:
         StoreParams(log_keep=-2)
 
 
-def test_a_removal_of_one_entry_is_logged_as_a_batch_of_it_would_be() -> None:
-    """Prevents the one-entry records (``ForgetLog.add_one``, no arrays made) from
+def test_a_removal_logged_as_its_records_is_logged_as_its_batch_would_be() -> None:
+    """Prevents the records' fields (``ForgetLog.add_records``, no arrays made) from
     differing from the batch the store made before: the same stream through a store that
     logs them so and one made to build every batch gives records equal in every field and
-    type, the same entry ids and counts, and the same bounded holding."""
-    from workloads import WORKLOADS, Observe
+    type, the same entry ids and counts, and the same bounded holding, with removals of
+    one entry and of several."""
+    from workloads import WORKLOADS, Observe, Tick
 
     w = WORKLOADS["contradiction"]
 
-    def run(one: bool, keep: int) -> ForgetLog:
-        cls = POLICIES["ebbinghaus"]
-        store = MemoryStore(cls(cls.Params(tau=20)), HashingEmbedder(), None,
-                            StoreParams(log_keep=keep))
+    def run(policy: str, one: bool, keep: int) -> ForgetLog:
+        cls = POLICIES[policy]
+        params = cls.Params(tau=20) if policy == "ebbinghaus" else cls.Params()
+        store = MemoryStore(cls(params), HashingEmbedder(), None, StoreParams(log_keep=keep))
         store._log_only = one
         for ev in w.events(3, 1500, w.Params()):
             if isinstance(ev, Observe):
                 store.add(ev.text, ev.t)
+            elif isinstance(ev, Tick):
+                store.tick(ev.t)
         return store.forget_log
 
-    for keep in (-1, 50):
-        ones, batches = run(True, keep), run(False, keep)
-        assert any(isinstance(b, tuple) for b in ones._batches)
-        assert not any(isinstance(b, tuple) for b in batches._batches)
-        recs = ones.records()
-        assert recs == batches.records() and len(recs) > 20
-        assert ([[type(v) for v in vars(r).values()] for r in recs]
-                == [[type(v) for v in vars(r).values()] for r in batches.records()])
-        assert ones.eids().tolist() == batches.eids().tolist()
-        assert (len(ones), ones.held, ones.counts()) == (
-            len(batches), batches.held, batches.counts())
+    merged = False
+    for policy in ("ebbinghaus", "lethe"):
+        for keep in (-1, 50):
+            ones, batches = run(policy, True, keep), run(policy, False, keep)
+            assert {len(b) for b in ones._batches if isinstance(b, list)} >= {1, 2}
+            assert not any(isinstance(b, list) for b in batches._batches)
+            recs = ones.records()
+            assert recs == batches.records() and len(recs) > 20
+            assert ([[type(v) for v in vars(r).values()] for r in recs]
+                    == [[type(v) for v in vars(r).values()] for r in batches.records()])
+            assert ones.eids().tolist() == batches.eids().tolist()
+            assert (len(ones), ones.held, ones.counts()) == (
+                len(batches), batches.held, batches.counts())
+            merged = merged or any(r.merged_into >= 0 for r in recs)
+    assert merged  # (lethe's merges: their ``merged_into`` logged too)
