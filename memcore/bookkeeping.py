@@ -10,6 +10,7 @@ durability (``open`` / ``close``) are ``memcore.store``'s.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -66,6 +67,9 @@ class Bookkeeping:
         # a backend that keeps no removal (the in-memory one): a removal is logged as its
         # records' fields, no batch of arrays made (``ForgetLog.add_records``)
         self._log_only = type(self.backend).on_remove is Backend.on_remove
+        # the policy's quiet turns (``Policy.quiet_until``): [from, until), none yet
+        self._quiets = type(policy).quiet_until is not Policy.quiet_until
+        self._quiet: tuple[float, float] = (0.0, -math.inf)
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
         self._known: dict[str, tuple[np.ndarray, Sparse | None, float, int]] = {}
@@ -135,7 +139,12 @@ class Bookkeeping:
             self._slot_head[sid] = row
         self._row_of_obs[obs] = row
         self.live_tokens += ntok
-        removals = self.policy.on_add(cols, row, t)
+        if head is None and self._quiet[0] <= t < self._quiet[1]:
+            removals = None  # (``Policy.quiet_until``: an on_add that would remove nothing)
+        else:
+            removals = self.policy.on_add(cols, row, t)
+            if self._quiets:
+                self._quiet = (t, self.policy.quiet_until(cols, t))
         if removals is not None:
             self._apply(removals, t)
         if self._budgeted:

@@ -205,3 +205,50 @@ def test_learned_forget_reads_every_row_once_an_entry_is_past_the_tables_ages(
     check_every_add(monkeypatch, LearnedForget, read_every_row, spec)
     assert full_reads and min(full_reads) >= 40
 
+
+
+@pytest.mark.parametrize(("workload", "params"), [
+    ("contradiction", ()),
+    ("contradiction", (("policy.tau", "30"),)),
+    ("lifecycle", (("policy.tau", "20"),)),
+    ("lifecycle", (("policy.tau", "10"), ("store.budget", "300"))),
+    ("lifecycle", (("policy.prune_threshold", "0"),)),
+])
+def test_an_add_in_the_quiet_turns_would_have_removed_nothing(
+        monkeypatch: pytest.MonkeyPatch, workload: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents the quiet turns (``Policy.quiet_until``: adds that skip ebbinghaus's
+    ``on_add``) from leaving a due entry in the store or changing a number: after every
+    add of a whole job no live row is below the threshold (as after an ``on_add``), adds
+    do skip it, and every checkpoint's metrics equal the job's with an ``on_add`` at
+    every add."""
+    from memcore.bookkeeping import Bookkeeping
+    from runner.metrics import METRICS
+
+    spec = make_spec(workload, "ebbinghaus", 3, params=params)
+
+    def metrics() -> list[dict[str, float | None]]:
+        return [{k: None if v != v else v for k, v in row.items()  # (NaN: an empty category)
+                 if k in METRICS and not METRICS[k].timing} for row in run_job(spec).rows]
+
+    calls = {"add": 0, "on_add": 0}
+    original_add, original_on_add = Bookkeeping.add, Ebbinghaus.on_add
+
+    def add(self: Any, text: str, t: int, *args: Any, **kwargs: Any) -> int:
+        eid = original_add(self, text, t, *args, **kwargs)
+        calls["add"] += 1
+        assert every_row(self.policy, self.cols, t)[0] == []
+        return eid
+
+    def on_add(self: Any, cols: Columns, row: int, now: int) -> Any:
+        calls["on_add"] += 1
+        return original_on_add(self, cols, row, now)
+
+    with monkeypatch.context() as m:
+        m.setattr(Bookkeeping, "add", add)
+        m.setattr(Ebbinghaus, "on_add", on_add)
+        quiet = metrics()
+    assert calls["on_add"] < 0.9 * calls["add"]
+    with monkeypatch.context() as m:
+        m.setattr(Ebbinghaus, "quiet_until", Policy.quiet_until)
+        assert metrics() == quiet

@@ -12,6 +12,8 @@ Hooks, all optional (the base class does nothing):
   (``relevance``: their cosine with the query).
 - ``on_tick(cols, now)``: at a day boundary.
 - ``strength(cols, now)``: ranking strength of rows ``[0, n)``, or ``None`` for 1.
+- ``quiet_until(cols, now)``: asked right after each ``on_add``, a turn before which an
+  add that supersedes nothing (at a turn from ``now`` on) need not call ``on_add``.
 A capacity-bounded policy sets ``capacity``.
 
 ``access_reranks`` declares whether answering a query can change what a later query
@@ -23,6 +25,7 @@ answers them one by one, which is right for any policy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -77,6 +80,13 @@ class Policy:
 
     def strength(self, cols: Columns, now: int) -> np.ndarray | None:
         return None
+
+    def quiet_until(self, cols: Columns, now: int) -> float:
+        """Asked right after ``on_add`` at ``now``: a turn before which an add at a turn
+        from ``now`` on that supersedes nothing may skip ``on_add``, because that call
+        would remove nothing and what it would note can wait for the next one (which
+        must then see every row added since). -inf, the default: every add calls it."""
+        return -math.inf
 
 
 def as_policy(obj: Any, name: str) -> type[Policy]:

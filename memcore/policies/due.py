@@ -65,6 +65,17 @@ class DueSchedule:
             heapq.heappush(self._heap, (due - EARLY * (abs(due) + 1.0), cols.eid.item(row),
                                         row, cols.layout))
 
+    def quiet_until(self, unscheduled: float) -> float:
+        """A turn before which no entry can be due: the earliest scheduled bound, and
+        ``unscheduled`` (the earliest turn an entry not scheduled yet can be due) less
+        the margin and a turn more; -inf while a candidate past its bound waits."""
+        if self._watch:
+            return -math.inf
+        top = self._heap[0][0] if self._heap else math.inf
+        if math.isinf(unscheduled):
+            return min(top, unscheduled)
+        return min(top, unscheduled - EARLY * (abs(unscheduled) + 1.0) - 1.0)
+
     def later(self, cols: Columns, row: int, due: float) -> None:
         """A candidate its policy kept: no longer one, until ``due``."""
         self._watch.pop(cols.eid.item(row), None)

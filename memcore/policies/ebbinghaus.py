@@ -57,6 +57,8 @@ class Ebbinghaus(Policy):
         self._log_superseded = (math.inf if p.prune_threshold == 0
                                 else math.log(p.superseded_strength / p.prune_threshold))
         self._due = DueSchedule()
+        # the least stability x ln(1 / threshold): the soonest a fresh entry is due
+        self._min_fresh = p.tau * self._log_fresh
         # (importance, superseded) -> stability x ln(factor / threshold): an entry's due
         # turn is its turn plus this (``DueSchedule.bound``; importances recur)
         self._offsets: dict[tuple[float, bool], float] = {}
@@ -121,6 +123,14 @@ class Ebbinghaus(Policy):
         gone = rows[pruned]
         due.removed(cols.eid[gone].tolist())
         return Removal(gone, "decayed", r[pruned])
+
+    def quiet_until(self, cols: Columns, now: int) -> float:
+        """No entry is due before the earliest scheduled bound, and an entry added from
+        ``now`` on, scheduled at the next ``on_add``, not before ``now + tau ·
+        ln(1/threshold)`` (its stability is at least ``tau``): until then an add that
+        supersedes nothing prunes nothing (``tests/test_due.py`` checks the removals
+        against an ``on_add`` at every add)."""
+        return self._due.quiet_until(now + self._min_fresh)
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         return np.where(cols.superseded[: cols.n], self.params.superseded_strength, 1.0)
