@@ -14,7 +14,8 @@ early on purpose, below floating-point error) stays a candidate until it goes.
 An entry is held by its id and the row it had when scheduled: that row is read while
 the rows have not moved since (``Columns.layout``), else the entry's row is looked up by
 its id (rows keep id order). Supersession is learned from the add that causes it
-(``Columns.superseded_by_newest``, which the policy asks about at every add): an add
+(``Columns.superseded_by_newest``, which the policy asks about at every add that
+supersedes: ``Policy.quiet_until`` lets only the others skip ``on_add``): an add
 supersedes at most one entry, once.
 """
 
@@ -42,6 +43,10 @@ class DueSchedule:
         self._watch: dict[int, tuple[int, int]] = {}
         self._last_eid = -1  # the newest entry handed out by ``newer_rows``
         self._first_new = 0  # the first row the last ``newer_rows`` handed out
+        # the columns, their layout and row count at the last ``newer_rows``
+        self._cols: Columns | None = None
+        self._layout = -1
+        self._n = 0
 
     @staticmethod
     def bound(turn: float, scale: float, log_ratio: float) -> float:
@@ -90,18 +95,22 @@ class DueSchedule:
             watch.pop(eid, None)
 
     def newer_rows(self, cols: Columns) -> range:
-        """Rows added since the last call (by entry id: rows keep id order). A policy
-        calls it at every add, before ``newly_superseded``."""
+        """Rows added since the last call (rows keep entry-id order, and between two
+        compactions rows are only appended). A policy calls it at each ``on_add``,
+        before ``newly_superseded``."""
         n = cols.n
         last = self._last_eid
-        if n == 0 or cols.eid.item(n - 1) <= last:
-            self._first_new = n
-            return range(n, n)
-        if n == 1 or cols.eid.item(n - 2) <= last:  # the usual: the one just added
+        if cols is self._cols and cols.layout == self._layout:
+            start = self._n  # (the rows have not moved: the new ones are the last)
+        elif n == 0 or cols.eid.item(n - 1) <= last:
+            start = n
+        elif n == 1 or cols.eid.item(n - 2) <= last:  # the usual: the one just added
             start = n - 1
         else:
             start = int(np.searchsorted(cols.eid[:n], last, side="right"))
-        self._last_eid = cols.eid.item(n - 1)
+        self._cols, self._layout, self._n = cols, cols.layout, n
+        if start < n:
+            self._last_eid = cols.eid.item(n - 1)
         self._first_new = start
         return range(start, n)
 
@@ -112,7 +121,8 @@ class DueSchedule:
     def newly_superseded(self, cols: Columns) -> int:
         """The live row the newest add superseded, if ``newer_rows`` handed it out
         before (scheduled unsuperseded: its policy schedules it again), else -1. Only an
-        add supersedes, at most one entry, and the policy asks at every add."""
+        add supersedes, at most one entry, and the policy asks at every add that does
+        (``Policy.quiet_until`` skips only adds that supersede nothing)."""
         row = cols.superseded_by_newest
         if row < 0 or row >= self._first_new or not cols.live[row]:
             return -1
