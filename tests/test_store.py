@@ -89,9 +89,23 @@ def test_ebbinghaus_suppresses_superseded_then_prunes() -> None:
     assert s.forget_log.counts() == {"decayed": 2}
 
 
+def _replay(st: MemoryStore, seed: int, horizon: int) -> list[list[Any]]:
+    """A ``contradiction`` stream through ``st``: each question's hits, in turn."""
+    from workloads import WORKLOADS, Observe, Query
+
+    w = WORKLOADS["contradiction"]
+    answers = []
+    for i, ev in enumerate(w.events(seed, horizon, w.Params())):
+        if isinstance(ev, Observe):
+            st.add(ev.text, ev.t, obs_id=i)
+        elif isinstance(ev, Query):
+            answers.append(st.retrieve(ev.text, ev.t, 5))
+    return answers
+
+
 def test_compaction_changes_nothing_observable() -> None:
     """Prevents compaction bugs (stale row maps) from changing retrievals or holds()."""
-    from workloads import WORKLOADS, Observe, Query
+    from workloads import WORKLOADS
 
     w = WORKLOADS["contradiction"]
     lex = Lexicon(w.vocabulary().entities, w.vocabulary().phrases)
@@ -100,12 +114,7 @@ def test_compaction_changes_nothing_observable() -> None:
         cls = POLICIES["ebbinghaus"]
         st = MemoryStore(cls(cls.Params(tau=30)), HashingEmbedder(), KeywordTeacher(lex))
         st.COMPACT_MIN_DEAD = min_dead
-        out = []
-        for i, ev in enumerate(w.events(2, 2000, w.Params())):
-            if isinstance(ev, Observe):
-                st.add(ev.text, ev.t, obs_id=i)
-            elif isinstance(ev, Query):
-                out.append([h.obs_id for h in st.retrieve(ev.text, ev.t, 5)])
+        out = [[h.obs_id for h in hits] for hits in _replay(st, 2, 2000)]
         return out, [st.holds(i) for i in range(2000)]
 
     assert run(1) == run(10**9)
@@ -123,7 +132,7 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
     entry another vector, importance or token count than a store that knows nothing:
     the same stream through stores that keep every text, almost none, and an embedder
     whose vectors are never kept, gives the same columns and answers."""
-    from workloads import WORKLOADS, Observe, Query
+    from workloads import WORKLOADS
 
     w = WORKLOADS["contradiction"]
     lex = Lexicon(w.vocabulary().entities, w.vocabulary().phrases)
@@ -131,12 +140,7 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
     def run(known: int, embedder: HashingEmbedder) -> tuple[Any, ...]:
         st = MemoryStore(POLICIES["keep_all"](), embedder, KeywordTeacher(lex))
         st.KNOWN_TEXTS = known
-        out = []
-        for i, ev in enumerate(w.events(4, 1200, w.Params())):
-            if isinstance(ev, Observe):
-                st.add(ev.text, ev.t, obs_id=i)
-            elif isinstance(ev, Query):
-                out.append([(h.obs_id, h.score) for h in st.retrieve(ev.text, ev.t, 5)])
+        out = [[(h.obs_id, h.score) for h in hits] for hits in _replay(st, 4, 1200)]
         cols = st.cols
         return (out, cols.importance[: cols.n].tolist(), cols.ntok[: cols.n].tolist(),
                 [d.tolist() for d in cols.dims], [len(st._known)])
