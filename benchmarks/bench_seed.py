@@ -13,11 +13,11 @@ the other, in alternating order. Each timed seed's metrics must agree between th
 implementations (to 9 decimals), so both time the same job. Each analytic policy runs
 seeds of its own: a stream the process has not run, whose texts' embeddings and slots
 it has not kept yet (a policy timed on another's seeds would find them warm); the
-policies take turns, one seed each a round, so each meets texts as cold as the others'. Before
-each fbench job the process's collector is set as a sweep's Ray worker sets it before
-each batch (``cluster.worker_gc``: what the process holds frozen, young collections
-every 20,000 allocations); the re-implementation's jobs run in the same process, under
-the same settings.
+policies take turns, one seed each a round, so each meets texts as cold as the others'.
+Before each fbench job the process's collector is set as a sweep's Ray worker sets it
+before each batch (``cluster.worker_gc``: what the process holds frozen, young
+collections every 20,000 allocations); the re-implementation's jobs run in the same
+process, under the same settings.
 
 Usage: ``python -m benchmarks.bench_seed [--repeats 5]``.
 """

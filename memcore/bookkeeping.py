@@ -243,23 +243,21 @@ class Bookkeeping:
         texts = cols.texts
         if self._log_only:  # the records' fields (no arrays made)
             into = removal.merged_into
-            reason, when = removal.reason, int(now)
-            if len(at) == 1:  # the usual
+            if len(at) == 1:  # the usual: read as numbers, not gathered
                 r = at[0]
-                obs = [cols.obs_id.item(r)]
-                self.forget_log.add_records([(
-                    cols.eid.item(r), obs[0], reason, float(removal.scores[0]), when,
-                    when - cols.turn.item(r), cols.last_access.item(r), texts[r],
-                    -1 if into is None else int(into[0]))])
+                eid, obs = [cols.eid.item(r)], [cols.obs_id.item(r)]
+                turn, last = [cols.turn.item(r)], [cols.last_access.item(r)]
+                scores = [float(removal.scores[0])]
             else:
-                obs = cols.obs_id[rows].tolist()
-                self.forget_log.add_records([
-                    (e, o, reason, s, when, when - t, a, texts[r], i) for e, o, s, t, a, r, i
-                    in zip(cols.eid[rows].tolist(), obs,
-                           np.asarray(removal.scores, np.float64).tolist(),
-                           cols.turn[rows].tolist(), cols.last_access[rows].tolist(), at,
-                           [-1] * len(at) if into is None else as_int64(into).tolist(),
-                           strict=True)])
+                eid, obs, turn, last = (a[rows].tolist() for a in (
+                    cols.eid, cols.obs_id, cols.turn, cols.last_access))
+                scores = np.asarray(removal.scores, np.float64).tolist()
+            reason, when = removal.reason, int(now)
+            self.forget_log.add_records([
+                (e, o, reason, s, when, when - t, a, texts[r], i) for e, o, s, t, a, r, i
+                in zip(eid, obs, scores, turn, last, at,
+                       [-1] * len(at) if into is None else as_int64(into).tolist(),
+                       strict=True)])
         else:
             obs_id = cols.obs_id[rows]
             batch = make_batch(

@@ -206,7 +206,6 @@ def test_learned_forget_reads_every_row_once_an_entry_is_past_the_tables_ages(
     assert full_reads and min(full_reads) >= 40
 
 
-
 @pytest.mark.parametrize(("workload", "params"), [
     ("contradiction", ()),
     ("contradiction", (("policy.tau", "30"),)),

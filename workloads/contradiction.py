@@ -183,39 +183,37 @@ def stream(seed: int, horizon: int, params: ContradictionParams,
 
     order = list(range(len(slots)))
     rng.shuffle(order)
-    n_seed = min(len(order), horizon)
-    for t in range(n_seed):
-        if turns_per_day and t // turns_per_day > day:
-            day = t // turns_per_day
-            yield Tick(t)
-        yield assign(order[t], t)
+    n_seed = min(len(order), horizon)  # (the turns after it: every slot is asserted)
     p_query, p_upd = params.p_query, params.p_query + params.p_update
     overlap = params.noise_overlap
     n_slots, n_subjects, n_predicates = len(slots), len(SUBJECTS), len(PREDICATES)
     n_entities, n_attributes, n_overlap = len(ENTITIES), len(ATTRIBUTES), len(OVERLAP)
-    # (turns after the seeding exist only once every slot is asserted: all are asked)
-    for t in range(n_seed, horizon):
-        r = draw()
-        if r < p_query:
-            i = below(n_slots)
-            s, value = slots[i], current[i]
-            assert value is not None
-            yield Query(t, s.question, QueryTruth(s.key, value, frozenset(history[i] - {value}),
-                                                  CATEGORY[last_kind[i]]))
-            continue
+    for t in range(horizon):
+        if t < n_seed:
+            ev = assign(order[t], t)
+        else:
+            r = draw()
+            if r < p_query:
+                i = below(n_slots)
+                s, value = slots[i], current[i]
+                assert value is not None
+                yield Query(t, s.question, QueryTruth(
+                    s.key, value, frozenset(history[i] - {value}), CATEGORY[last_kind[i]]))
+                continue
+            if r < p_upd:
+                ev = assign(below(n_slots), t)
+            elif overlap and draw() < overlap:
+                entity, attr = ENTITIES[below(n_entities)], ATTRIBUTES[below(n_attributes)]
+                text = OVERLAP[below(n_overlap)].format(E=entity.title(), n=attr.noun)
+                ev = Observe(t, text, DISTRACTOR)
+            else:
+                subject = SUBJECTS[below(n_subjects)]
+                ev = Observe(t, DISTRACTOR_TEXT[subject, PREDICATES[below(n_predicates)]],
+                             DISTRACTOR)
         if turns_per_day and t // turns_per_day > day:  # a capture opens a new day
             day = t // turns_per_day
             yield Tick(t)
-        if r < p_upd:
-            yield assign(below(n_slots), t)
-        elif overlap and draw() < overlap:
-            entity, attr = ENTITIES[below(n_entities)], ATTRIBUTES[below(n_attributes)]
-            text = OVERLAP[below(n_overlap)].format(E=entity.title(), n=attr.noun)
-            yield Observe(t, text, DISTRACTOR)
-        else:
-            subject = SUBJECTS[below(n_subjects)]
-            yield Observe(t, DISTRACTOR_TEXT[subject, PREDICATES[below(n_predicates)]],
-                          DISTRACTOR)
+        yield ev
 
 
 @register_retired_workload

@@ -31,6 +31,11 @@ from memcore.columns import Columns
 EARLY = 1e-7  # the bound is this much (relative) early, far beyond rounding error
 
 
+def early(due: float) -> float:
+    """``due`` less the margin (``EARLY``, relative)."""
+    return due - EARLY * (abs(due) + 1.0)
+
+
 class DueSchedule:
     """Candidate entries for a decay policy, by the first turn each can be due."""
 
@@ -54,8 +59,7 @@ class DueSchedule:
         threshold`` (``log_ratio = ln(factor/threshold)``), minus the margin."""
         if math.isinf(log_ratio):
             return math.inf
-        due = turn + scale * log_ratio
-        return due - EARLY * (abs(due) + 1.0)
+        return early(turn + scale * log_ratio)
 
     def schedule(self, cols: Columns, row: int, due: float) -> None:
         """``row``'s entry can be due from ``due`` on."""
@@ -66,9 +70,8 @@ class DueSchedule:
         """``schedule(cols, row, bound(turn, scale, log_ratio))`` of ``row``'s turn, given
         ``offset = scale * log_ratio`` (inf: never due): the same due turn."""
         if not math.isinf(offset):
-            due = cols.turn.item(row) + offset
-            heapq.heappush(self._heap, (due - EARLY * (abs(due) + 1.0), cols.eid.item(row),
-                                        row, cols.layout))
+            heapq.heappush(self._heap, (early(cols.turn.item(row) + offset),
+                                        cols.eid.item(row), row, cols.layout))
 
     def quiet_until(self, unscheduled: float) -> float:
         """A turn before which no entry can be due: the earliest scheduled bound, and
@@ -77,9 +80,7 @@ class DueSchedule:
         if self._watch:
             return -math.inf
         top = self._heap[0][0] if self._heap else math.inf
-        if math.isinf(unscheduled):
-            return min(top, unscheduled)
-        return min(top, unscheduled - EARLY * (abs(unscheduled) + 1.0) - 1.0)
+        return top if math.isinf(unscheduled) else min(top, early(unscheduled) - 1.0)
 
     def later(self, cols: Columns, row: int, due: float) -> None:
         """A candidate its policy kept: no longer one, until ``due``."""

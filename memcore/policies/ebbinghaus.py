@@ -57,7 +57,8 @@ class Ebbinghaus(Policy):
         self._log_superseded = (math.inf if p.prune_threshold == 0
                                 else math.log(p.superseded_strength / p.prune_threshold))
         self._due = DueSchedule()
-        # the least stability x ln(1 / threshold): the soonest a fresh entry is due
+        # the least stability x ln(1 / threshold), at importance 0 (importances are in
+        # [0, 1], ``memcore.importance``): the soonest a fresh entry is due
         self._min_fresh = p.tau * self._log_fresh
         # (importance, superseded) -> stability x ln(factor / threshold): an entry's due
         # turn is its turn plus this (``DueSchedule.bound``; importances recur)

@@ -70,11 +70,10 @@ class JobRun:
         self.linked = {"canonical": [0, 0], "hard": [0, 0]}
         self.false_links = 0
         self.n_obs = 0
-        self.linker = memory if isinstance(memory, LinksSlots) else None
         # the memory's methods an observation calls (bound once: no lookups per event)
         self._observe, self._size = memory.observe, memory.size
-        self._linked_slot = None if self.linker is None else self.linker.linked_slot
-        self.diagnoses = self.linker is not None
+        self._linked_slot = memory.linked_slot if isinstance(memory, LinksSlots) else None
+        self.diagnoses = self._linked_slot is not None
         self.latency = LatencyStats()
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
