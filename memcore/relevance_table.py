@@ -67,6 +67,10 @@ class RelevanceTable:
         self._pairs = 0
         self._first_pair = np.zeros(1024, dtype=np.int64)
 
+    def size(self) -> int:
+        """The entry texts given an id in this generation."""
+        return len(self._ids)
+
     def full(self) -> bool:
         return len(self._ids) >= self.MAX_TEXTS or self._floats >= self.MAX_FLOATS
 

@@ -56,6 +56,10 @@ class Ranker:
         self._rec_now: int | None = None
         self._rec_n = 0
         self._rec_table = np.empty(0)  # recency_base ** age for ages 0, 1, ...
+        # ``_turn_range``'s columns, their layout, the rows read and their least and
+        # greatest turn
+        self._turns_seen: tuple[Columns | None, int, int, int, int] = (
+            None, -1, 0, 2**63 - 1, -(2**63))
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._texts = relevance_table(embedder)
@@ -148,7 +152,8 @@ class Ranker:
             age = now - cols.turn[done:n]
             # the recency of an age is the same number wherever it is computed: from a
             # table of ages 0, 1, 2, ... (as unsigned, a negative age is out of range)
-            top = int(age.view(np.uint64).max())
+            lo, hi = self._turn_range(cols)
+            top = now - lo if hi <= now else int(age.view(np.uint64).max())
             table = self._rec_table
             if len(table) <= top < self.REC_TABLE_MAX:
                 size = max(1024, 1 << top.bit_length())
@@ -159,6 +164,20 @@ class Ranker:
                 np.exp(age * self._log_base, out=self._rec[done:n])
             self._rec_n = n
         return self._rec[:n]
+
+    def _turn_range(self, cols: Columns) -> tuple[int, int]:
+        """The least and the greatest turn of rows ``[0, n)``, kept: only an add writes a
+        row's turn, so only the rows added since the last call are read (all of them
+        again after a compaction, or for other columns)."""
+        n, seen = cols.n, self._turns_seen
+        if seen[0] is not cols or seen[1] != cols.layout or seen[2] > n:
+            self._turns_seen = seen = (cols, cols.layout, 0, 2**63 - 1, -(2**63))
+        _, _, done, lo, hi = seen
+        if done < n:
+            new = cols.turn[done:n].tolist()
+            lo, hi = min(lo, *new), max(hi, *new)
+            self._turns_seen = (cols, cols.layout, n, lo, hi)
+        return lo, hi
 
     def scores(self, cols: Columns, policy: Policy, now: int,
                relevance: np.ndarray) -> np.ndarray:
@@ -232,11 +251,13 @@ class Ranker:
         width = len(score) // g
         if width < 4 * k:
             return None
-        maxima = score[: g * width].reshape(g, width).max(axis=0)
-        floor = np.partition(maxima, width - k)[width - k]
+        # (the ufunc and array methods themselves: numpy's wrappers cost as much here)
+        maxima = np.maximum.reduce(score[: g * width].reshape(g, width), axis=0)
+        maxima.partition(width - k)
+        floor = maxima[width - k]
         if not floor > -np.inf:  # (NaN too: then rank every live row)
             return None
-        return np.flatnonzero(score >= floor)
+        return (score >= floor).nonzero()[0]
 
     def top_k(self, score: np.ndarray, k: int, live: np.ndarray | None = None) -> np.ndarray:
         """The rows of the ``k`` highest scores (``0 < k`` <= live rows), best first, a tie

@@ -109,6 +109,8 @@ class MemoryStore(Bookkeeping):
         cols = self.cols
         cols.last_access[order] = now
         cols.access_count[order] += 1
+        if type(self.policy).on_access is Policy.on_access:  # (no hook: nothing to gather)
+            return
         if self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]),
                        now):
             self.backend.commit(cols, self._slot_names, self.peak_size)

@@ -251,3 +251,33 @@ def test_an_add_in_the_quiet_turns_would_have_removed_nothing(
     with monkeypatch.context() as m:
         m.setattr(Ebbinghaus, "quiet_until", Policy.quiet_until)
         assert metrics() == quiet
+
+
+@pytest.mark.parametrize(("workload", "policy", "params"), [
+    ("contradiction", "ebbinghaus", (("policy.tau", "30"),)),
+    ("contradiction", "pinned.ebbinghaus", (("policy.tau", "30"),)),
+    ("lifecycle", "ebbinghaus", (("policy.tau", "10"), ("store.budget", "300"))),
+])
+def test_ebbinghaus_kept_strength_equals_the_superseded_column(
+        monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
+        params: tuple[tuple[str, str], ...]) -> None:
+    """Prevents a ranking strength kept between queries from missing a supersession or
+    a compaction: at every call of whole jobs (supersessions, removals, compactions, a
+    budget's removals, a pinned wrapper's views in ``on_add``) the kept values equal
+    ``superseded_strength`` where the column says superseded, else 1, and cannot be
+    written through."""
+    calls = []
+    original = Ebbinghaus.strength
+
+    def strength(self: Ebbinghaus, cols: Columns, now: int) -> np.ndarray:
+        got = original(self, cols, now)
+        want = np.where(cols.superseded[: cols.n], self.params.superseded_strength, 1.0)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert not got.flags.writeable
+        calls.append((cols.layout, int(np.count_nonzero(cols.superseded[: cols.n]))))
+        return got
+
+    monkeypatch.setattr(Ebbinghaus, "strength", strength)
+    run_job(make_spec(workload, policy, 2, params=params))
+    layouts, superseded = zip(*calls, strict=True)
+    assert len(calls) > 100 and max(layouts) > 0 and max(superseded) > 0

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
+from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, tick_at
 from workloads.registry import Vocabulary, register_retired_workload
 
 ENTITIES = ("alice", "bob", "carol", "dan", "erin", "frank", "grace", "heidi", "ivan", "judy")
@@ -212,7 +212,7 @@ def stream(seed: int, horizon: int, params: ContradictionParams,
                              DISTRACTOR)
         if turns_per_day and t // turns_per_day > day:  # a capture opens a new day
             day = t // turns_per_day
-            yield Tick(t)
+            yield tick_at(t)
         yield ev
 
 

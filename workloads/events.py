@@ -57,3 +57,17 @@ class Tick:
 
 
 Event = Observe | Query | Tick
+
+TICKS_KEPT = 1 << 16  # ``tick_at`` keeps the ticks of times below this
+_TICKS: list[Tick] = []
+
+
+def tick_at(t: int) -> Tick:
+    """``Tick(t)``: one instance per time below ``TICKS_KEPT``, made once a process (a
+    tick is immutable, and a turn-based stream yields one a turn)."""
+    if 0 <= t < TICKS_KEPT:
+        if t >= len(_TICKS):
+            end = min(TICKS_KEPT, max(t + 1, 2 * len(_TICKS)))
+            _TICKS.extend(Tick(i) for i in range(len(_TICKS), end))
+        return _TICKS[t]
+    return Tick(t)

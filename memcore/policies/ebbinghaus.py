@@ -63,6 +63,11 @@ class Ebbinghaus(Policy):
         # (importance, superseded) -> stability x ln(factor / threshold): an entry's due
         # turn is its turn plus this (``DueSchedule.bound``; importances recur)
         self._offsets: dict[tuple[float, bool], float] = {}
+        # ``strength`` of rows [0, n), kept between calls: the columns it is of, their
+        # layout and the rows filled (a row's strength changes only when an add
+        # supersedes it, which ``on_add`` hears of)
+        self._strength = np.empty(0)
+        self._strength_of: tuple[Columns | None, int, int] = (None, -1, 0)
 
     def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
         """``R`` of ``rows`` at ``now``."""
@@ -106,6 +111,12 @@ class Ebbinghaus(Policy):
         (``DueSchedule``): the same rows, in the same order, as a check of every row."""
         due = self._due
         superseded_col = cols.superseded
+        head = cols.superseded_by_newest
+        if 0 <= head < self._strength_of[2]:  # a kept strength that this add changed
+            if self._strength_of[0] is cols and self._strength_of[1] == cols.layout:
+                self._strength[head] = self.params.superseded_strength
+            else:
+                self._strength_of = (None, -1, 0)
         for i in due.newer_rows(cols):
             self._schedule(cols, i, superseded_col.item(i))
         superseded = due.newly_superseded(cols)
@@ -134,4 +145,18 @@ class Ebbinghaus(Policy):
         return self._due.quiet_until(now + self._min_fresh)
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
-        return np.where(cols.superseded[: cols.n], self.params.superseded_strength, 1.0)
+        """``superseded_strength`` for a superseded row, else 1 (a read-only view of the
+        values kept: only the rows added since the last call are computed)."""
+        n = cols.n
+        of, layout, done = self._strength_of
+        if of is not cols or layout != cols.layout or done > n:
+            done = 0
+        if len(self._strength) < n:
+            self._strength, done = np.empty(cols.capacity), 0
+        if done < n:
+            self._strength[done:n] = np.where(cols.superseded[done:n],
+                                              self.params.superseded_strength, 1.0)
+            self._strength_of = (cols, cols.layout, n)
+        out = self._strength[:n]
+        out.flags.writeable = False
+        return out
