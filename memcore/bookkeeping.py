@@ -215,43 +215,58 @@ class Bookkeeping:
         across them, checked before anything is removed. Returns whether any was."""
         if removals is None:
             return False
-        if isinstance(removals, list):
-            batch = [r for r in removals if len(r.rows)]
-        else:
-            batch = [removals] if len(removals.rows) else []
-        if not batch:
-            return False
         cols = self.cols
-        rows = (as_int64(batch[0].rows) if len(batch) == 1
-                else np.concatenate([r.rows for r in batch]))
-        # (the usual one row is checked without array temporaries)
-        if not (cols.live[rows[0]] if len(rows) == 1
-                else np.count_nonzero(cols.live[rows]) == len(rows)):
-            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-        if len(rows) > 1 and len(set(rows.tolist())) < len(rows):
-            raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
-        for removal in batch:
-            self._remove(removal, now)
+        if type(removals) is Removal and len(removals.rows) == 1:
+            self._remove_one(removals, now)  # the usual: one row, read as numbers
+        else:
+            if isinstance(removals, list):
+                batch = [r for r in removals if len(r.rows)]
+            else:
+                batch = [removals] if len(removals.rows) else []
+            if not batch:
+                return False
+            rows = (as_int64(batch[0].rows) if len(batch) == 1
+                    else np.concatenate([r.rows for r in batch]))
+            if np.count_nonzero(cols.live[rows]) != len(rows):
+                raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+            if len(rows) > 1 and len(set(rows.tolist())) < len(rows):
+                raise RuntimeError(
+                    f"policy {self.policy.name!r} asked to remove an entry twice")
+            for removal in batch:
+                self._remove(removal, now)
         if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
             self._compact()
         return True
+
+    def _remove_one(self, removal: Removal, now: int) -> None:
+        """``_remove`` of a removal of one row: its record's fields read as numbers (no
+        array gathered, none made where the backend keeps no removals)."""
+        cols = self.cols
+        r = int(removal.rows[0])
+        if not cols.live[r]:
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
+        if not self._log_only:
+            self._remove(removal, now)
+            return
+        obs, when = cols.obs_id.item(r), int(now)
+        into = removal.merged_into
+        self.forget_log.add_records([(
+            cols.eid.item(r), obs, removal.reason, float(removal.scores[0]), when,
+            when - cols.turn.item(r), cols.last_access.item(r), cols.texts[r],
+            -1 if into is None else int(into[0]))])
+        cols.n_live -= 1
+        self._drop_row(r, obs)
 
     def _remove(self, removal: Removal, now: int) -> None:
         cols = self.cols
         rows = as_int64(removal.rows)  # (the gathers below copy)
         at = rows.tolist()
         texts = cols.texts
+        eid, obs, turn, last = (a[rows].tolist() for a in (
+            cols.eid, cols.obs_id, cols.turn, cols.last_access))
         if self._log_only:  # the records' fields (no arrays made)
             into = removal.merged_into
-            if len(at) == 1:  # the usual: read as numbers, not gathered
-                r = at[0]
-                eid, obs = [cols.eid.item(r)], [cols.obs_id.item(r)]
-                turn, last = [cols.turn.item(r)], [cols.last_access.item(r)]
-                scores = [float(removal.scores[0])]
-            else:
-                eid, obs, turn, last = (a[rows].tolist() for a in (
-                    cols.eid, cols.obs_id, cols.turn, cols.last_access))
-                scores = np.asarray(removal.scores, np.float64).tolist()
+            scores = np.asarray(removal.scores, np.float64).tolist()
             reason, when = removal.reason, int(now)
             self.forget_log.add_records([
                 (e, o, reason, s, when, when - t, a, texts[r], i) for e, o, s, t, a, r, i
@@ -259,28 +274,27 @@ class Bookkeeping:
                        [-1] * len(at) if into is None else as_int64(into).tolist(),
                        strict=True)])
         else:
-            obs_id = cols.obs_id[rows]
             batch = make_batch(
-                eid=cols.eid[rows], obs_id=obs_id, reason=removal.reason,
+                eid=cols.eid[rows], obs_id=cols.obs_id[rows], reason=removal.reason,
                 score=removal.scores, turn=now,
                 age=now - cols.turn[rows], last_access=cols.last_access[rows],
                 texts=[texts[r] for r in at], merged_into=removal.merged_into,
             )
             self.forget_log.add(batch)
             self.backend.on_remove(batch)
-            obs = obs_id.tolist()
         cols.n_live -= len(at)
-        live, ntok, slot = cols.live, cols.ntok, cols.slot
-        row_of_obs, slot_head = self._row_of_obs, self._slot_head
-        freed = 0
         for r, o in zip(at, obs, strict=True):
-            live[r] = False
-            freed += ntok.item(r)
-            del row_of_obs[o]
-            sid = slot.item(r)
-            if sid >= 0 and slot_head.get(sid) == r:
-                del slot_head[sid]
-        self.live_tokens -= freed
+            self._drop_row(r, o)
+
+    def _drop_row(self, r: int, obs: int) -> None:
+        """A removed row's bookkeeping: dead, its tokens freed, its observation and (if
+        it was its slot's newest) its slot's head forgotten."""
+        self.cols.live[r] = False
+        self.live_tokens -= self.cols.ntok.item(r)
+        del self._row_of_obs[obs]
+        sid = self.cols.slot.item(r)
+        if sid >= 0 and self._slot_head.get(sid) == r:
+            del self._slot_head[sid]
 
     def _compact(self) -> None:
         """Drop the dead rows; every map from rows follows them."""

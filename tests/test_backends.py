@@ -299,6 +299,26 @@ def test_a_bad_removal_applies_nothing() -> None:
     store.close()
 
 
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_a_removal_of_one_dead_row_is_refused(backend: str) -> None:
+    """Prevents the one-row removal path (the usual one) from removing, logging or
+    counting a dead entry: a policy that names the row it removed at the last add again
+    is refused before anything changes."""
+
+    class Again(Policy):
+        def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+            return Removal(np.array([0]), "again", np.zeros(1)) if now >= 1 else None
+
+    store = MemoryStore(Again(), HashingEmbedder(), None, StoreParams(backend=backend))
+    added = [store.add("entry 0", 0)]
+    added.append(store.add("entry 1", 1))  # removes entry 0
+    assert store.size == 1 and store.forget_log.counts() == {"again": 1}
+    with pytest.raises(RuntimeError, match="dead entry"):
+        store.add("entry 2", 2)
+    assert store.forget_log.counts() == {"again": 1} and store.live_tokens == 4
+    store.close()
+
+
 def test_reinforcement_is_written_at_the_next_boundary() -> None:
     """Prevents a retrieval costing a transaction (the hot path) and reinforcement never
     being written: it reaches the file at the next add, tick or flush."""

@@ -108,16 +108,38 @@ def test_last_write_wins_checks_only_the_new_entrys_slot(
         monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
         params: tuple[tuple[str, str], ...]) -> None:
     """Prevents a last_write_wins that keeps a superseded entry: taking only the entry
-    the add superseded (``Columns.superseded_by_newest``) must remove, at every add,
-    what a check of every row removes."""
+    the add superseded (``Columns.superseded_by_newest``) must remove, at every call,
+    what a check of every row removes; and the adds that skip the call (they supersede
+    nothing: ``quiet_until``) leave no live superseded entry behind."""
+    from memcore.bookkeeping import Bookkeeping
     from memcore.policies.last_write_wins import LastWriteWins
 
     def superseded(_: Any, cols: Columns, now: int) -> tuple[list[int], list[float]]:
         gone = np.flatnonzero(cols.live[: cols.n] & cols.superseded[: cols.n])
         return gone.tolist(), [0.0] * len(gone)
 
+    adds = []
+    original_add = Bookkeeping.add
+
+    def add(self: Any, *args: Any, **kwargs: Any) -> int:
+        eid = original_add(self, *args, **kwargs)
+        adds.append(eid)
+        if not policy.startswith("pinned."):  # (a pinned superseded entry stays)
+            assert superseded(None, self.cols, 0)[0] == []
+        return eid
+
+    monkeypatch.setattr(Bookkeeping, "add", add)
     spec = make_spec(workload, policy, 1, params=params)
+    calls = []
+    original_on_add = LastWriteWins.on_add
+
+    def on_add(self: Any, cols: Columns, row: int, now: int) -> Any:
+        calls.append(row)
+        return original_on_add(self, cols, row, now)
+
+    monkeypatch.setattr(LastWriteWins, "on_add", on_add)
     assert check_every_add(monkeypatch, LastWriteWins, superseded, spec) > 50
+    assert policy.startswith("pinned.") or len(calls) < len(adds) / 2  # adds skip it
 
 
 @pytest.mark.parametrize(("workload", "policy", "params"), [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from memcore.columns import Columns
@@ -18,23 +20,25 @@ class LastWriteWins(Policy):
 
     def __init__(self, params: object = None) -> None:
         super().__init__(params)
-        self._last_eid = -1  # the newest entry a call has seen
+        self._checked = False  # a call has removed every live superseded entry
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live superseded entries. Only an add supersedes (the older entry of its
-        slot, named in ``cols.superseded_by_newest``) and every call removes all of
-        them, so when the only entry new since the last call is this one, the entry it
-        superseded is the only one there can be: the rest need no check."""
-        n = cols.n
-        only_this = (self._last_eid >= 0 and row == n - 1
-                     and (row == 0 or cols.eid.item(row - 1) <= self._last_eid))
-        self._last_eid = cols.eid.item(n - 1)
-        if only_this:
+        slot, named in ``cols.superseded_by_newest``), every add that does calls this
+        (the others may skip it: ``quiet_until``) and every call removes all of them, so
+        after a first call the one there can be is the one this add superseded."""
+        if self._checked:
             head = cols.superseded_by_newest
             if head < 0 or not cols.live[head]:  # (a wrapper's view may hide it)
                 return None
             return Removal(np.array([head], dtype=np.int64), "superseded", np.zeros(1))
+        self._checked = True
+        n = cols.n
         gone = np.flatnonzero(cols.live[:n] & cols.superseded[:n])
         if len(gone) == 0:
             return None
         return Removal(gone, "superseded", np.zeros(len(gone)))
+
+    def quiet_until(self, cols: Columns, now: int) -> float:
+        """An add that supersedes nothing removes nothing: never a call for it."""
+        return math.inf
