@@ -3,6 +3,7 @@ at every add, its removals must be exactly those of a check of every live row.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -96,6 +97,22 @@ def test_the_bound_is_early_and_close() -> None:
         first = next(t for t in range(100, 10_000)
                      if np.exp(-(t - 100) / scale) < threshold)
         assert first - 1 < due <= first
+
+
+def test_rows_scheduled_together_are_due_as_one_by_one() -> None:
+    """Prevents ``schedule_rows`` (a policy's new rows in one call) from giving any row
+    another due turn than ``schedule_after`` gives it (the margin included), or from
+    scheduling a row that is never due."""
+    cols = Columns(dim=8)
+    for t in (0, 3, 7, 10**6, 2 * 10**9):
+        row = cols.append(np.eye(8)[t % 8])
+        cols.turn[row], cols.eid[row] = t, 100 + row
+    offsets = [0.0, 1e-9, 1234.5678, math.inf, 7.25]
+    one, together = DueSchedule(), DueSchedule()
+    for row, offset in enumerate(offsets):
+        one.schedule_after(cols, row, offset)
+    together.schedule_rows(cols, range(cols.n), offsets)
+    assert sorted(together._heap) == sorted(one._heap) and len(one._heap) == 4
 
 
 @pytest.mark.parametrize(("workload", "policy", "params"), [

@@ -73,6 +73,17 @@ class DueSchedule:
             heapq.heappush(self._heap, (early(cols.turn.item(row) + offset),
                                         cols.eid.item(row), row, cols.layout))
 
+    def schedule_rows(self, cols: Columns, rows: range, offsets: list[float]) -> None:
+        """``schedule_after(cols, row, offset)`` of each row of ``rows`` and its offset
+        (the same due turns, in one call: a policy schedules every new row)."""
+        heap, layout = self._heap, cols.layout
+        turn, eid = cols.turn, cols.eid
+        for row, offset in zip(rows, offsets, strict=True):
+            if -math.inf < offset < math.inf:
+                due = turn.item(row) + offset
+                heapq.heappush(heap, (due - EARLY * (abs(due) + 1.0), eid.item(row), row,
+                                      layout))  # (``early(due)``, inline)
+
     def quiet_until(self, unscheduled: float) -> float:
         """A turn before which no entry can be due: the earliest scheduled bound, and
         ``unscheduled`` (the earliest turn an entry not scheduled yet can be due) less

@@ -95,15 +95,20 @@ class Ebbinghaus(Policy):
         self._due.removed([cols.eid.item(row) for row in gone])
         return Removal(np.array(gone, dtype=np.int64), "decayed", np.array(scores))
 
+    def _offset(self, importance: float, superseded: bool) -> float:
+        """Stability x ln(factor / threshold) of an entry (inf: never due), kept."""
+        p = self.params
+        scale = p.tau * (1.0 + p.gain * importance)
+        log_ratio = self._log_superseded if superseded else self._log_fresh
+        offset = self._offsets[importance, superseded] = (
+            math.inf if math.isinf(log_ratio) else scale * log_ratio)
+        return offset
+
     def _schedule(self, cols: Columns, row: int, superseded: bool) -> None:
         importance = cols.importance.item(row)
         offset = self._offsets.get((importance, superseded))
         if offset is None:
-            p = self.params
-            scale = p.tau * (1.0 + p.gain * importance)
-            log_ratio = self._log_superseded if superseded else self._log_fresh
-            offset = self._offsets[importance, superseded] = (
-                math.inf if math.isinf(log_ratio) else scale * log_ratio)
+            offset = self._offset(importance, superseded)
         self._due.schedule_after(cols, row, offset)
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
@@ -117,8 +122,12 @@ class Ebbinghaus(Policy):
                 self._strength[head] = self.params.superseded_strength
             else:
                 self._strength_of = (None, -1, 0)
-        for i in due.newer_rows(cols):
-            self._schedule(cols, i, superseded_col.item(i))
+        rows = due.newer_rows(cols)
+        if rows:  # every new row, at its (importance, superseded) offset
+            importance, offsets, offset = cols.importance, self._offsets, self._offset
+            keys = [(importance.item(i), superseded_col.item(i)) for i in rows]
+            due.schedule_rows(cols, rows, [
+                o if (o := offsets.get(key)) is not None else offset(*key) for key in keys])
         superseded = due.newly_superseded(cols)
         if superseded >= 0:
             self._schedule(cols, superseded, True)
