@@ -69,6 +69,9 @@ class Bookkeeping:
         self._log_only = type(self.backend).on_remove is Backend.on_remove
         # the policy's quiet turns (``Policy.quiet_until``): [from, until), none yet
         self._quiets = type(policy).quiet_until is not Policy.quiet_until
+        # hooks an add calls only where they are the policy's or the backend's own
+        self._reacts = type(policy).on_add is not Policy.on_add
+        self._commits = type(self.backend).commit is not Backend.commit
         self._quiet: tuple[float, float] = (0.0, -math.inf)
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
@@ -133,13 +136,13 @@ class Bookkeeping:
         cols.slot[row] = sid
         cols.ntok[row] = ntok
         cols.last_access[row] = t
-        cols.tags[row] = self._tag_mask(meta)
+        cols.tags[row] = self._tag_mask(meta) if meta else 0
         cols.texts[row] = text
         if sid >= 0:
             self._slot_head[sid] = row
         self._row_of_obs[obs] = row
         self.live_tokens += ntok
-        if head is None and self._quiet[0] <= t < self._quiet[1]:
+        if not self._reacts or (head is None and self._quiet[0] <= t < self._quiet[1]):
             removals = None  # (``Policy.quiet_until``: an on_add that would remove nothing)
         else:
             removals = self.policy.on_add(cols, row, t)
@@ -151,7 +154,8 @@ class Bookkeeping:
             self._apply(self._over_budget(t), t)
         if cols.n_live > self.peak_size:
             self.peak_size = cols.n_live
-        self.backend.commit(cols, self._slot_names, self.peak_size)
+        if self._commits:
+            self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
 
     def _know(self, text: str) -> tuple[np.ndarray, Sparse | None, float, int]:

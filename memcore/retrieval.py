@@ -51,11 +51,13 @@ class Ranker:
         total = p.w_recency + p.w_importance + p.w_relevance
         self._w = (p.w_recency / total, p.w_importance / total, p.w_relevance / total)
         self._log_base = float(np.log(p.recency_base))
-        self._scratch = np.empty((2, 0))
+        self._scratch = np.empty(0)
         self._rec = np.empty(0)
         self._rec_now: int | None = None
         self._rec_n = 0
-        self._rec_table = np.empty(0)  # recency_base ** age for ages 0, 1, ...
+        self._rec_table = np.empty(0)  # w_rec·recency_base ** age for ages 0, 1, ...
+        self._imp = np.empty(0)  # ``_importance``'s kept values, of these columns,
+        self._imp_of: tuple[Columns | None, int, int] = (None, -1, 0)  # layout, rows
         # ``_turn_range``'s columns, their layout, the rows read and their least and
         # greatest turn
         self._turns_seen: tuple[Columns | None, int, int, int, int] = (
@@ -138,9 +140,10 @@ class Ranker:
                 return kept
         return np.stack([self.relevance(cols, t) for t in texts])
 
-    def _recency(self, cols: Columns, now: int) -> np.ndarray:
-        """``recency_base ** (now - turn)`` of rows ``[0, n)``, kept for the rows already
-        computed at this ``now`` (several queries of one day, adds between them)."""
+    def _base(self, cols: Columns, now: int) -> np.ndarray:
+        """``w_rec·recency_base ** (now - turn) + w_imp·importance`` of rows ``[0, n)``,
+        the score less its relevance term, kept for the rows already computed at this
+        ``now`` (several queries of one day, adds between them)."""
         n = cols.n
         if len(self._rec) < cols.capacity:
             self._rec = np.empty(cols.capacity)
@@ -149,21 +152,40 @@ class Ranker:
             self._rec_now, self._rec_n = now, 0
         done = self._rec_n
         if done < n:
+            out = self._rec[done:n]
             age = now - cols.turn[done:n]
             # the recency of an age is the same number wherever it is computed: from a
-            # table of ages 0, 1, 2, ... (as unsigned, a negative age is out of range)
+            # table of ages 0, 1, 2, ..., weighted (as unsigned, a negative age is out of
+            # range)
             lo, hi = self._turn_range(cols)
             top = now - lo if hi <= now else int(age.view(np.uint64).max())
             table = self._rec_table
             if len(table) <= top < self.REC_TABLE_MAX:
                 size = max(1024, 1 << top.bit_length())
-                table = self._rec_table = np.exp(np.arange(size) * self._log_base)
+                table = self._rec_table = np.multiply(
+                    np.exp(np.arange(size) * self._log_base), self._w[0])
             if top < len(table):  # (in range: "clip" only spares numpy a buffered copy)
-                np.take(table, age, out=self._rec[done:n], mode="clip")
+                np.take(table, age, out=out, mode="clip")
             else:
-                np.exp(age * self._log_base, out=self._rec[done:n])
+                np.multiply(np.exp(age * self._log_base), self._w[0], out=out)
+            out += self._importance(cols)[done:n]
             self._rec_n = n
         return self._rec[:n]
+
+    def _importance(self, cols: Columns) -> np.ndarray:
+        """``w_imp·importance`` of rows ``[0, n)``, kept: only an add writes a row's
+        importance, so only the rows added since the last call are computed (all of
+        them again after a compaction, or for other columns)."""
+        n = cols.n
+        of, layout, done = self._imp_of
+        if of is not cols or layout != cols.layout or done > n:
+            done = 0
+        if len(self._imp) < n:
+            self._imp, done = np.empty(cols.capacity), 0
+        if done < n:
+            np.multiply(cols.importance[done:n], self._w[1], out=self._imp[done:n])
+            self._imp_of = (cols, cols.layout, n)
+        return self._imp[:n]
 
     def _turn_range(self, cols: Columns) -> tuple[int, int]:
         """The least and the greatest turn of rows ``[0, n)``, kept: only an add writes a
@@ -185,13 +207,12 @@ class Ranker:
         the next call overwrites (the hot path: no allocation per query; the same
         operations in the same order as ever)."""
         n = cols.n
-        if len(self._scratch[0]) < n:
-            self._scratch = np.empty((2, cols.capacity))
-        score, tmp = self._scratch[0, :n], self._scratch[1, :n]
-        w_rec, w_imp, w_rel = self._w
-        np.multiply(self._recency(cols, now), w_rec, out=score)
-        score += np.multiply(cols.importance[:n], w_imp, out=tmp)
-        score += np.multiply(relevance, w_rel, out=tmp)
+        if len(self._scratch) < n:
+            self._scratch = np.empty(cols.capacity)
+        score = self._scratch[:n]
+        # (w_rec·recency + w_imp·importance) + w_rel·relevance, the first two kept
+        np.multiply(relevance, self._w[2], out=score)
+        score += self._base(cols, now)
         strength = policy.strength(cols, now)
         if strength is not None:
             score *= strength
@@ -204,11 +225,8 @@ class Ranker:
         """``scores`` for each row of ``relevance`` (``(m, n)``): the same operations per
         element, so the same numbers (a new array)."""
         n = cols.n
-        w_rec, w_imp, w_rel = self._w
-        base = np.multiply(self._recency(cols, now), w_rec)
-        base += np.multiply(cols.importance[:n], w_imp)
-        score = np.multiply(relevance, w_rel)
-        score += base  # (a + b) + c, as ``scores`` adds them
+        score = np.multiply(relevance, self._w[2])
+        score += self._base(cols, now)  # (a + b) + c, as ``scores`` adds them
         strength = policy.strength(cols, now)
         if strength is not None:
             score *= strength

@@ -210,20 +210,42 @@ def test_top_k_over_the_live_rows_is_the_full_sort() -> None:
 
 
 def test_recency_from_its_table_is_the_exp_of_each_age() -> None:
-    """Prevents the table of recencies by age from giving another number than
-    ``recency_base ** age`` computed as ever (np.exp of age · ln base), for ages the
-    table holds, ages past it (it grows), a negative age and one too large to tabulate
-    (computed directly)."""
-    ranker = Ranker(StoreParams(), HashingEmbedder())
+    """Prevents the table of weighted recencies by age, or the weighted importances kept
+    by row, from giving another number than ``w_rec·recency_base ** age + w_imp·
+    importance`` computed as ever (np.exp of age · ln base), for ages the table holds,
+    ages past it (it grows), a negative age and one too large to tabulate (computed
+    directly), rows added between two times and a compaction."""
+    params = StoreParams()
+    ranker = Ranker(params, HashingEmbedder())
+    total = params.w_recency + params.w_importance + params.w_relevance
+    w_rec, w_imp = params.w_recency / total, params.w_importance / total
     cols = Columns(512)
-    turns = [0, 3, 3, 900, 1023, 1024, 2999, 5000, -7, 7000]
-    for t in turns:
-        cols.turn[cols.append(HashingEmbedder().embed(f"w{t}"))] = t
-    log_base = np.log(StoreParams().recency_base)
+
+    def add(t: int) -> None:
+        row = cols.append(HashingEmbedder().embed(f"w{t}"))
+        cols.turn[row], cols.importance[row] = t, (t % 7) / 7
+
+    log_base = np.log(params.recency_base)
+
+    def check(now: int) -> None:
+        want = (np.multiply(np.exp((now - cols.turn[: cols.n]) * log_base), w_rec)
+                + np.multiply(cols.importance[: cols.n], w_imp))
+        assert np.array_equal(ranker._base(cols, now), want), now
+
+    for t in [0, 3, 3, 900, 1023, 1024, 2999, 5000, -7, 7000]:
+        add(t)
     for now in (0, 1024, 5000, 7000, 5000 + Ranker.REC_TABLE_MAX):
-        want = np.exp((now - cols.turn[: cols.n]) * log_base)
-        got = ranker._recency(cols, now)
-        assert np.array_equal(got, want), now
+        check(now)
+    add(7001)  # a row added at a time already computed
+    check(5000 + Ranker.REC_TABLE_MAX)
+    cols.live[[1, 4]] = False
+    cols.n_live -= 2
+    cols.compact()
+    ranker.rows_moved()
+    for t in (7002, 7003, 7004):  # (past the rows computed before the compaction)
+        add(t)
+    check(7004)
+    check(7005)
 
 
 def _store(policy: str) -> MemoryStore:
