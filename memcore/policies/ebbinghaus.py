@@ -122,11 +122,11 @@ class Ebbinghaus(Policy):
                 self._strength[head] = self.params.superseded_strength
             else:
                 self._strength_of = (None, -1, 0)
-        rows = due.newer_rows(cols)
-        if rows:  # every new row, at its (importance, superseded) offset
+        new = due.newer_rows(cols)
+        if new:  # every new row, at its (importance, superseded) offset
             importance, offsets, offset = cols.importance, self._offsets, self._offset
-            keys = [(importance.item(i), superseded_col.item(i)) for i in rows]
-            due.schedule_rows(cols, rows, [
+            keys = [(importance.item(i), superseded_col.item(i)) for i in new]
+            due.schedule_rows(cols, new, [
                 o if (o := offsets.get(key)) is not None else offset(*key) for key in keys])
         superseded = due.newly_superseded(cols)
         if superseded >= 0:
