@@ -137,6 +137,28 @@ def test_the_chooser_draws_what_random_choice_draws() -> None:
         assert ours.random() == theirs.random()
 
 
+def test_events_made_fast_are_the_events_their_class_makes() -> None:
+    """Prevents ``make_observe`` and ``tick_at`` (a stream's fast constructors) from
+    making an event that differs from, or is less frozen than, the class's own: every
+    field set (a field added to ``Observe`` must be added there too), ``meta`` a dict of
+    each event's own, and a tick of any time, kept or not."""
+    from workloads.events import TICKS_KEPT, ObserveTruth, make_observe, tick_at
+
+    truth = ObserveTruth("alice.city", "paris", "fact")
+    fast, made = make_observe(7, "Alice lives in Paris.", truth), Observe(
+        7, "Alice lives in Paris.", truth)
+    assert fast == made and type(fast) is Observe and hash(fast.truth) == hash(made.truth)
+    assert [getattr(fast, f.name) for f in dataclasses.fields(Observe)] == [
+        getattr(made, f.name) for f in dataclasses.fields(Observe)]
+    assert make_observe(1, "x", truth, {"tags": "a"}).meta == {"tags": "a"}
+    assert make_observe(1, "x", truth).meta is not make_observe(1, "x", truth).meta
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.t = 8  # type: ignore[misc]
+    for t in (0, 1, 5, 3000, TICKS_KEPT - 1, TICKS_KEPT, -1):
+        assert tick_at(t) == Tick(t) and tick_at(t).t == t
+    assert tick_at(5) is tick_at(5)
+
+
 def test_bad_day_length_is_rejected() -> None:
     """Prevents a negative day length being read as "no ticks" silently."""
     with pytest.raises(FbenchError, match="turns_per_day must be >= 0"):

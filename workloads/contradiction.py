@@ -13,7 +13,15 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, tick_at
+from workloads.events import (
+    Event,
+    Observe,
+    ObserveTruth,
+    Query,
+    QueryTruth,
+    make_observe,
+    tick_at,
+)
 from workloads.registry import Vocabulary, register_retired_workload
 
 ENTITIES = ("alice", "bob", "carol", "dan", "erin", "frank", "grace", "heidi", "ivan", "judy")
@@ -179,7 +187,7 @@ def stream(seed: int, horizon: int, params: ContradictionParams,
         current[i] = value
         history[i].add(value)
         last_kind[i] = kind
-        return Observe(t, text, s.truth(value, kind))
+        return make_observe(t, text, s.truth(value, kind))
 
     order = list(range(len(slots)))
     rng.shuffle(order)
@@ -205,10 +213,10 @@ def stream(seed: int, horizon: int, params: ContradictionParams,
             elif overlap and draw() < overlap:
                 entity, attr = ENTITIES[below(n_entities)], ATTRIBUTES[below(n_attributes)]
                 text = OVERLAP[below(n_overlap)].format(E=entity.title(), n=attr.noun)
-                ev = Observe(t, text, DISTRACTOR)
+                ev = make_observe(t, text, DISTRACTOR)
             else:
                 subject = SUBJECTS[below(n_subjects)]
-                ev = Observe(t, DISTRACTOR_TEXT[subject, PREDICATES[below(n_predicates)]],
+                ev = make_observe(t, DISTRACTOR_TEXT[subject, PREDICATES[below(n_predicates)]],
                              DISTRACTOR)
         if turns_per_day and t // turns_per_day > day:  # a capture opens a new day
             day = t // turns_per_day

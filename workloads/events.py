@@ -58,6 +58,25 @@ class Tick:
 
 Event = Observe | Query | Tick
 
+_new = object.__new__
+# the slots' own setters, field by field (``make_observe``)
+_SET_OBSERVE = tuple(vars(Observe)[f].__set__ for f in ("t", "text", "truth", "meta"))
+
+
+def make_observe(t: int, text: str, truth: ObserveTruth,
+                 meta: dict[str, str] | None = None) -> Observe:
+    """``Observe(t, text, truth, meta or {})``, the same frozen event, its fields set
+    through their slots (a frozen dataclass's ``__init__`` sets each through
+    ``object.__setattr__``, three times slower: a stream makes thousands)."""
+    ev = _new(Observe)
+    set_t, set_text, set_truth, set_meta = _SET_OBSERVE
+    set_t(ev, t)
+    set_text(ev, text)
+    set_truth(ev, truth)
+    set_meta(ev, {} if meta is None else meta)
+    return ev
+
+
 TICKS_KEPT = 1 << 16  # ``tick_at`` keeps the ticks of times below this
 _TICKS: list[Tick] = []
 

@@ -7,7 +7,15 @@ import hashlib
 import random
 from collections.abc import Iterator
 
-from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
+from workloads.events import (
+    Event,
+    Observe,
+    ObserveTruth,
+    Query,
+    QueryTruth,
+    make_observe,
+    tick_at,
+)
 from workloads.lifecycle.params import LifecycleParams
 from workloads.lifecycle.vocab import (
     CAPTURE_FRAMES,
@@ -66,8 +74,8 @@ class DayStream:
     def _observe(self, t: int, text: str, fact: Fact | None, value: str | None, kind: str,
                  tags: str) -> Observe:
         slot = fact.slot if fact is not None else None
-        return Observe(t, text, ObserveTruth(slot, value, kind),
-                       {"tags": tags, "session": f"day-{t}"})
+        return make_observe(t, text, ObserveTruth(slot, value, kind),
+                            {"tags": tags, "session": f"day-{t}"})
 
     def durable(self, fact: Fact, t: int) -> Observe:
         rng = self.rng
@@ -172,4 +180,4 @@ class DayStream:
         rng.shuffle(targets)
         for fact in targets:
             yield self.question(fact, t)
-        yield Tick(t)
+        yield tick_at(t)
