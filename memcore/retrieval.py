@@ -56,6 +56,7 @@ class Ranker:
         self._rec_now: int | None = None
         self._rec_n = 0
         self._rec_table = np.empty(0)  # w_rec·recency_base ** age for ages 0, 1, ...
+        self._rec_rev = np.empty(0)  # the same, backwards
         self._imp = np.empty(0)  # ``_importance``'s kept values, of these columns,
         self._imp_of: tuple[Columns | None, int, int] = (None, -1, 0)  # layout, rows
         # ``_turn_range``'s columns, their layout, the rows read and their least and
@@ -153,21 +154,25 @@ class Ranker:
         done = self._rec_n
         if done < n:
             out = self._rec[done:n]
-            age = now - cols.turn[done:n]
             # the recency of an age is the same number wherever it is computed: from a
-            # table of ages 0, 1, 2, ..., weighted (as unsigned, a negative age is out of
-            # range)
+            # table of ages 0, 1, 2, ..., weighted
             lo, hi = self._turn_range(cols)
-            top = now - lo if hi <= now else int(age.view(np.uint64).max())
-            table = self._rec_table
-            if len(table) <= top < self.REC_TABLE_MAX:
-                size = max(1024, 1 << top.bit_length())
-                table = self._rec_table = np.multiply(
-                    np.exp(np.arange(size) * self._log_base), self._w[0])
-            if top < len(table):  # (in range: "clip" only spares numpy a buffered copy)
-                np.take(table, age, out=out, mode="clip")
-            else:
-                np.multiply(np.exp(age * self._log_base), self._w[0], out=out)
+            rev = self._rec_rev  # (the table backwards: entry now - turn is age turn)
+            if lo >= 0 and hi <= now < len(rev):  # every turn a time of the table's
+                np.take(rev[len(rev) - 1 - now:], cols.turn[done:n], out=out, mode="clip")
+            else:  # (as unsigned, a negative age is out of range)
+                age = now - cols.turn[done:n]
+                top = now - lo if hi <= now else int(age.view(np.uint64).max())
+                table = self._rec_table
+                if len(table) <= top < self.REC_TABLE_MAX:
+                    size = max(1024, 1 << top.bit_length())
+                    table = self._rec_table = np.multiply(
+                        np.exp(np.arange(size) * self._log_base), self._w[0])
+                    self._rec_rev = np.ascontiguousarray(table[::-1])
+                if top < len(table):  # (in range: "clip" only spares a buffered copy)
+                    np.take(table, age, out=out, mode="clip")
+                else:
+                    np.multiply(np.exp(age * self._log_base), self._w[0], out=out)
             out += self._importance(cols)[done:n]
             self._rec_n = n
         return self._rec[:n]

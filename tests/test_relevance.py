@@ -246,6 +246,15 @@ def test_recency_from_its_table_is_the_exp_of_each_age() -> None:
         add(t)
     check(7004)
     check(7005)
+    # turns of a stream (from 0, none past now, now within the table): looked up by turn
+    ranker, cols = Ranker(params, HashingEmbedder()), Columns(512)
+    for t in (0, 0, 5, 1000, 1023):
+        add(t)
+    for now in (1023, 1024, 0, 2047, 1023):  # (0: rows from the future, by age)
+        check(now)
+    for t in (1024, 2047):
+        add(t)
+        check(t)
 
 
 def _store(policy: str) -> MemoryStore:

@@ -67,9 +67,9 @@ class TruthTable(Mapping[int, tuple[str, str]]):
         """``self[obs]``, or ``default`` for an id without truth (no exception raised
         and caught: most hits of a query are distractors)."""
         if 0 <= obs < self._n:
-            slot = self._slot[obs]
+            slot = self._slot.item(obs)  # (read as numbers: the hot path)
             if slot >= 0:
-                return self._names[slot], self._names[self._value[obs]]
+                return self._names[slot], self._names[self._value.item(obs)]
         return default
 
     def __getitem__(self, obs: int) -> tuple[str, str]:
