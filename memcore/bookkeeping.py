@@ -32,6 +32,11 @@ def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
     return [t.strip() for t in raw.split(",") if t.strip()]
 
 
+# the process's last ``Bookkeeping._know`` of each text (the stores of a worker's jobs
+# meet the same texts): valid while its vector is the one the embedder hands out
+_KNOWN: dict[str, tuple[np.ndarray, Sparse | None, float, int]] = {}
+
+
 class Bookkeeping:
     """The entries of a store and every change to them; ``MemoryStore`` adds retrieval
     and durability."""
@@ -166,7 +171,12 @@ class Bookkeeping:
         vec = self.embedder.embed(text)
         if vec.flags.writeable:  # (a vector of its own each time: nothing kept)
             return vec, None, *text_cost(text)
-        known = vec, self.cols.sparse_of(vec), *text_cost(text)
+        known = _KNOWN.get(text)  # (another store's, of the same vector: the same)
+        if known is None or known[0] is not vec:
+            known = vec, self.cols.sparse_of(vec), *text_cost(text)
+            if len(_KNOWN) >= self.KNOWN_TEXTS:
+                _KNOWN.clear()
+            _KNOWN[text] = known
         if len(self._known) >= self.KNOWN_TEXTS:
             self._known.clear()
         self._known[text] = known

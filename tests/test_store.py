@@ -149,6 +149,15 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
                         run(4096, _WriteableEmbedder()))
     assert kept[:4] == few[:4] == never[:4]
     assert kept[4][0] > 100 and few[4][0] <= 2 and never[4] == [0]
+    # the process keeps the last store's entries of each text (``bookkeeping._KNOWN``):
+    # a store whose embedder gives other vectors (another dimension) must not take them
+    from memcore import bookkeeping
+
+    assert len(bookkeeping._KNOWN) > 100
+    other_dim = run(4096, HashingEmbedder(dim=256))
+    bookkeeping._KNOWN.clear()
+    assert run(4096, HashingEmbedder(dim=256))[:4] == other_dim[:4]
+    assert other_dim[3] != kept[3]
 
 
 def test_sizes_and_tokens_track_live_entries() -> None:
