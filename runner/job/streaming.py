@@ -94,14 +94,19 @@ class LatencyStats:
     def __init__(self) -> None:
         self.n = 0
         self.total = 0.0
-        self.counts = [0] * self.N_BINS  # (a list: one count a query, no numpy call)
+        # bin -> its samples, the bins met only (a job's latencies fill a few dozen): a
+        # count a query with no numpy call, a quantile over the few bins met
+        self.counts: dict[int, int] = {}
         self._log_ratio = math.log(self.RATIO)
 
     def add(self, ms: float) -> None:
         self.n += 1
         self.total += ms
         b = 0 if ms <= self.LOW_MS else int(math.log(ms / self.LOW_MS) / self._log_ratio) + 1
-        self.counts[b if b < self.N_BINS else self.N_BINS - 1] += 1
+        if b >= self.N_BINS:
+            b = self.N_BINS - 1
+        counts = self.counts
+        counts[b] = counts.get(b, 0) + 1
 
     def mean(self) -> float:
         return self.total / self.n if self.n else float("nan")
@@ -111,7 +116,11 @@ class LatencyStats:
         if not self.n:
             return float("nan")
         rank = max(1, math.ceil(q * self.n))
-        b = int(np.searchsorted(np.cumsum(self.counts), rank))
+        seen = 0
+        for b in sorted(self.counts):  # the first bin whose cumulative count reaches it
+            seen += self.counts[b]
+            if seen >= rank:
+                break
         if b == 0:
             return self.LOW_MS
         return self.LOW_MS * self.RATIO ** (b - 0.5)
