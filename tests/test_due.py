@@ -115,6 +115,30 @@ def test_rows_scheduled_together_are_due_as_one_by_one() -> None:
     assert sorted(together._heap) == sorted(one._heap) and len(one._heap) == 4
 
 
+@pytest.mark.parametrize("others", [0, 1, 2])
+def test_a_candidate_its_policy_keeps_stays_one_until_removed(others: int) -> None:
+    """Prevents a candidate that its policy keeps (past its bound, not yet below the
+    threshold) from being forgotten by the schedule: alone or among others due at the
+    same turn, it is handed out again at every later call until the policy removes it,
+    and an entry whose row died is handed out no more."""
+    cols = Columns(dim=8)
+    for t in range(1 + others):
+        row = cols.append(np.eye(8)[t])
+        cols.turn[row], cols.eid[row] = t, 10 + t
+    due = DueSchedule()
+    due.schedule_rows(cols, range(cols.n), [100.0 - t for t in range(cols.n)])
+    assert due.candidates(cols, 99) == []
+    want = list(range(cols.n))
+    for now in (100, 101, 150):  # kept: handed out again
+        assert due.candidates(cols, now) == want
+        assert due.quiet_until(math.inf) == -math.inf  # (a candidate waits)
+    cols.live[0] = False  # its row died (another removal)
+    cols.n_live -= 1
+    assert due.candidates(cols, 151) == want[1:]
+    due.removed([cols.eid.item(r) for r in want[1:]])
+    assert due.candidates(cols, 152) == [] and due.quiet_until(math.inf) == math.inf
+
+
 @pytest.mark.parametrize(("workload", "policy", "params"), [
     ("contradiction", "last_write_wins", ()),
     ("lifecycle", "last_write_wins", ()),
