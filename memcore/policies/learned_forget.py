@@ -217,7 +217,10 @@ class LearnedForget(Policy):
             dead = None if cols.n_live == n else ~cols.live[:n]
             if dead is not None:
                 age[dead] = 0
-            if int(age.max()) < self._table.width:
+            # (no age is above now less the earliest turn of every row: the maximum is
+            # read only when that bound is past the table's ages)
+            width = self._table.width
+            if now - self._first_turn < width or int(age.max()) < width:
                 combo = self._combos(cols) + 2 * cols.superseded[:n]
                 out = self._table.gather_combos(self._k_strength, age, combo
                                                 ).astype(np.float64)
