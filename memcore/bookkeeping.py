@@ -268,7 +268,6 @@ class Bookkeeping:
             cols.eid.item(r), obs, removal.reason, float(removal.scores[0]), when,
             when - cols.turn.item(r), cols.last_access.item(r), cols.texts[r],
             -1 if into is None else int(into[0]))])
-        cols.n_live -= 1
         self._drop_row(r, obs)
 
     def _remove(self, removal: Removal, now: int) -> None:
@@ -296,14 +295,13 @@ class Bookkeeping:
             )
             self.forget_log.add(batch)
             self.backend.on_remove(batch)
-        cols.n_live -= len(at)
         for r, o in zip(at, obs, strict=True):
             self._drop_row(r, o)
 
     def _drop_row(self, r: int, obs: int) -> None:
         """A removed row's bookkeeping: dead, its tokens freed, its observation and (if
         it was its slot's newest) its slot's head forgotten."""
-        self.cols.live[r] = False
+        self.cols.kill(r)
         self.live_tokens -= self.cols.ntok.item(r)
         del self._row_of_obs[obs]
         sid = self.cols.slot.item(r)

@@ -45,6 +45,9 @@ class Columns(ColumnArrays):
         self.dim = dim
         self.n = 0
         self.n_live = 0
+        # the rows ``kill`` marked dead since the last compaction, in that order
+        self._dead = np.zeros(64, dtype=np.int64)
+        self._n_dead = 0
         # posting lists, one per dimension: rows (increasing) and values, their used
         # lengths, and the appends not moved into the arrays yet (plain lists: an add
         # appends to a few of them; a read of a dimension moves its appends first)
@@ -152,6 +155,22 @@ class Columns(ColumnArrays):
         self.n += 1
         self.n_live += 1
         return row
+
+    def kill(self, row: int) -> None:
+        """Mark live row ``row`` dead (its entry removed), as ``dead_rows`` knows."""
+        self.live[row] = False
+        self.n_live -= 1
+        k = self._n_dead
+        if k == len(self._dead):
+            self._dead = np.resize(self._dead, 2 * k)
+        self._dead[k] = row
+        self._n_dead = k + 1
+
+    def dead_rows(self) -> np.ndarray | None:
+        """The dead rows of ``[0, n)`` (``kill``'s since the last compaction, a view), or
+        None when ``live`` was written otherwise (their count is not ``n - n_live``)."""
+        k = self._n_dead
+        return self._dead[:k] if k == self.n - self.n_live else None
 
     def sparse_of(self, vec: np.ndarray) -> Sparse:
         """``vec``'s non-zero dimensions (an array and a list) and their values. Texts
@@ -263,6 +282,7 @@ class Columns(ColumnArrays):
             arr[m : self.n] = 0
         self.texts = [self.texts[i] for i in keep]
         self.n = m
+        self._n_dead = 0
         self.layout += 1
         self.superseded_by_newest = -1  # (its row moved)
         self._drop_log(lost=True)  # its rows moved

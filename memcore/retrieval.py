@@ -221,8 +221,9 @@ class Ranker:
         strength = policy.strength(cols, now)
         if strength is not None:
             score *= strength
-        if cols.n_live < n:
-            score[~cols.live[:n]] = -np.inf
+        if cols.n_live < n:  # (by the dead rows' numbers where the columns know them)
+            dead = cols.dead_rows()
+            score[~cols.live[:n] if dead is None else dead] = -np.inf
         return score
 
     def scores_many(self, cols: Columns, policy: Policy, now: int,

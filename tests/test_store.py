@@ -160,6 +160,35 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
     assert other_dim[3] != kept[3]
 
 
+def test_the_columns_know_their_dead_rows() -> None:
+    """Prevents a ranking that masks the dead rows by their numbers (``Columns.
+    dead_rows``) from missing one or masking a live one: through a job's removals and
+    compactions the rows ``kill`` recorded are exactly the dead ones, and a ``live``
+    written otherwise makes the columns say they do not know."""
+    from workloads import WORKLOADS, Observe
+
+    w = WORKLOADS["contradiction"]
+    lex = Lexicon(w.vocabulary().entities, w.vocabulary().phrases)
+    cls = POLICIES["ebbinghaus"]
+    st = MemoryStore(cls(cls.Params(tau=30)), HashingEmbedder(), KeywordTeacher(lex))
+    st.COMPACT_MIN_DEAD = 64
+    layouts, dead_seen = set(), 0
+    for i, ev in enumerate(w.events(1, 1500, w.Params())):
+        if isinstance(ev, Observe):
+            st.add(ev.text, ev.t, obs_id=i)
+            cols = st.cols
+            dead = cols.dead_rows()
+            assert dead is not None
+            assert sorted(dead.tolist()) == np.flatnonzero(~cols.live[: cols.n]).tolist()
+            layouts.add(cols.layout)
+            dead_seen = max(dead_seen, len(dead))
+    assert len(layouts) > 2 and dead_seen > 10
+    row = int(np.flatnonzero(cols.live[: cols.n])[0])
+    cols.live[row] = False  # (not through ``kill``)
+    cols.n_live -= 1
+    assert cols.dead_rows() is None
+
+
 def test_sizes_and_tokens_track_live_entries() -> None:
     """Prevents drift between the incremental counters and the live entries."""
     s = store("last_write_wins")

@@ -153,12 +153,12 @@ class DueSchedule:
         if not watch and heap and heap[0][0] <= now and cols.n:
             _, eid, row, layout = heapq.heappop(heap)
             if not heap or heap[0][0] > now:  # the usual: one entry, none waiting
-                found = ((row if cols.live[row] else None) if layout == cols.layout
-                         else self._row_of(cols, eid))
-                if found is None:  # removed, or never removable: done
+                one = ((row if cols.live[row] else None) if layout == cols.layout
+                       else self._row_of(cols, eid))
+                if one is None:  # removed, or never removable: done
                     return []
-                watch[eid] = (found, cols.layout)
-                return [found]
+                watch[eid] = (one, cols.layout)
+                return [one]
             watch[eid] = (row, layout)
         while heap and heap[0][0] <= now:
             _, eid, row, layout = heapq.heappop(heap)
