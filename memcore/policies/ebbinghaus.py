@@ -67,7 +67,9 @@ class Ebbinghaus(Policy):
         # layout and the rows filled (a row's strength changes only when an add
         # supersedes it, which ``on_add`` hears of)
         self._strength = np.empty(0)
+        self._strength_view = self._strength  # (read-only, of the same buffer)
         self._strength_of: tuple[Columns | None, int, int] = (None, -1, 0)
+        self._factors = np.array([1.0, p.superseded_strength])  # by the flag
 
     def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
         """``R`` of ``rows`` at ``now``."""
@@ -162,10 +164,10 @@ class Ebbinghaus(Policy):
             done = 0
         if len(self._strength) < n:
             self._strength, done = np.empty(cols.capacity), 0
-        if done < n:
-            self._strength[done:n] = np.where(cols.superseded[done:n],
-                                              self.params.superseded_strength, 1.0)
+            self._strength_view = self._strength.view()
+            self._strength_view.flags.writeable = False
+        if done < n:  # (a superseded flag, as 0 or 1, picks its strength)
+            self._factors.take(cols.superseded[done:n].view(np.uint8),
+                               out=self._strength[done:n])
             self._strength_of = (cols, cols.layout, n)
-        out = self._strength[:n]
-        out.flags.writeable = False
-        return out
+        return self._strength_view[:n]
