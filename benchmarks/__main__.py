@@ -97,7 +97,7 @@ def _aggregate(args: argparse.Namespace) -> dict[str, Any]:
 def _seed(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_seed import measure
 
-    return measure(repeats=5)
+    return measure(repeats=7)
 
 
 def _sweep(args: argparse.Namespace) -> dict[str, Any]:

@@ -27,7 +27,7 @@ before each batch (``cluster.worker_gc``: what the process holds frozen, young
 collections every 20,000 allocations); the re-implementation's jobs run in the same
 process, under the same settings.
 
-Usage: ``python -m benchmarks.bench_seed [--repeats 5]``.
+Usage: ``python -m benchmarks.bench_seed [--repeats 7]``.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _learned_over_ebbinghaus(fresh: Iterator[int], pairs: int) -> tuple[float, f
     return statistics.median(learned), statistics.median(ratios)
 
 
-def measure(repeats: int = 5, log: Any = print) -> dict[str, Any]:
+def measure(repeats: int = 7, log: Any = print) -> dict[str, Any]:
     """Median seconds per job of both implementations, per analytic policy, and of
     learned_forget; ``ok`` when every target holds and every timed job agreed."""
     rows: list[dict[str, Any]] = []
@@ -167,7 +167,7 @@ def measure(repeats: int = 5, log: Any = print) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=7)
     measure(ap.parse_args().repeats)
 
 
