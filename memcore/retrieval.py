@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcore.columns import Columns
+from memcore.columns import Columns, RowsKept
 from memcore.embed import Embedder
 from memcore.params import StoreParams
 from memcore.policies.base import Policy
@@ -57,12 +57,9 @@ class Ranker:
         self._rec_n = 0
         self._rec_table = np.empty(0)  # w_rec·recency_base ** age for ages 0, 1, ...
         self._rec_rev = np.empty(0)  # the same, backwards
-        self._imp = np.empty(0)  # ``_importance``'s kept values, of these columns,
-        self._imp_of: tuple[Columns | None, int, int] = (None, -1, 0)  # layout, rows
-        # ``_turn_range``'s columns, their layout, the rows read and their least and
-        # greatest turn
-        self._turns_seen: tuple[Columns | None, int, int, int, int] = (
-            None, -1, 0, 2**63 - 1, -(2**63))
+        self._imp, self._imp_rows = np.empty(0), RowsKept()  # ``_importance``'s values
+        # ``_turn_range``'s rows read, and their least and greatest turn
+        self._turn_rows, self._turns = RowsKept(), (2**63 - 1, -(2**63))
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._texts = relevance_table(embedder)
@@ -181,29 +178,24 @@ class Ranker:
         """``w_imp·importance`` of rows ``[0, n)``, kept: only an add writes a row's
         importance, so only the rows added since the last call are computed (all of
         them again after a compaction, or for other columns)."""
-        n = cols.n
-        of, layout, done = self._imp_of
-        if of is not cols or layout != cols.layout or done > n:
-            done = 0
+        n, done = cols.n, self._imp_rows.first_new(cols)
         if len(self._imp) < n:
             self._imp, done = np.empty(cols.capacity), 0
         if done < n:
             np.multiply(cols.importance[done:n], self._w[1], out=self._imp[done:n])
-            self._imp_of = (cols, cols.layout, n)
+            self._imp_rows.filled(cols)
         return self._imp[:n]
 
     def _turn_range(self, cols: Columns) -> tuple[int, int]:
         """The least and the greatest turn of rows ``[0, n)``, kept: only an add writes a
         row's turn, so only the rows added since the last call are read (all of them
         again after a compaction, or for other columns)."""
-        n, seen = cols.n, self._turns_seen
-        if seen[0] is not cols or seen[1] != cols.layout or seen[2] > n:
-            self._turns_seen = seen = (cols, cols.layout, 0, 2**63 - 1, -(2**63))
-        _, _, done, lo, hi = seen
+        n, done = cols.n, self._turn_rows.first_new(cols)
+        lo, hi = self._turns if done else (2**63 - 1, -(2**63))
         if done < n:
             new = cols.turn[done:n].tolist()
-            lo, hi = min(lo, *new), max(hi, *new)
-            self._turns_seen = (cols, cols.layout, n, lo, hi)
+            lo, hi = self._turns = min(lo, *new), max(hi, *new)
+            self._turn_rows.filled(cols)
         return lo, hi
 
     def scores(self, cols: Columns, policy: Policy, now: int,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcore.columns import Columns
+from memcore.columns import Columns, RowsKept
 from memcore.policies.base import Policy, Removal, register_policy
 from memcore.policies.due import DueSchedule
 
@@ -68,7 +68,7 @@ class Ebbinghaus(Policy):
         # supersedes it, which ``on_add`` hears of)
         self._strength = np.empty(0)
         self._strength_view = self._strength  # (read-only, of the same buffer)
-        self._strength_of: tuple[Columns | None, int, int] = (None, -1, 0)
+        self._strength_rows = RowsKept()
         self._factors = np.array([1.0, p.superseded_strength])  # by the flag
 
     def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
@@ -119,11 +119,12 @@ class Ebbinghaus(Policy):
         due = self._due
         superseded_col = cols.superseded
         head = cols.superseded_by_newest
-        if 0 <= head < self._strength_of[2]:  # a kept strength that this add changed
-            if self._strength_of[0] is cols and self._strength_of[1] == cols.layout:
+        kept = self._strength_rows
+        if 0 <= head < kept.count:  # a kept strength that this add changed
+            if kept.holds(cols, head):
                 self._strength[head] = self.params.superseded_strength
             else:
-                self._strength_of = (None, -1, 0)
+                kept.forget()
         new = due.newer_rows(cols)
         if new:  # every new row, at its (importance, superseded) offset
             importance, offsets, offset = cols.importance, self._offsets, self._offset
@@ -158,10 +159,7 @@ class Ebbinghaus(Policy):
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         """``superseded_strength`` for a superseded row, else 1 (a read-only view of the
         values kept: only the rows added since the last call are computed)."""
-        n = cols.n
-        of, layout, done = self._strength_of
-        if of is not cols or layout != cols.layout or done > n:
-            done = 0
+        n, done = cols.n, self._strength_rows.first_new(cols)
         if len(self._strength) < n:
             self._strength, done = np.empty(cols.capacity), 0
             self._strength_view = self._strength.view()
@@ -169,5 +167,5 @@ class Ebbinghaus(Policy):
         if done < n:  # (a superseded flag, as 0 or 1, picks its strength)
             self._factors.take(cols.superseded[done:n].view(np.uint8),
                                out=self._strength[done:n])
-            self._strength_of = (cols, cols.layout, n)
+            self._strength_rows.filled(cols)
         return self._strength_view[:n]
