@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from memcore.backends import Backend, make_backend
-from memcore.columns import Columns, Sparse
+from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
 from memcore.forget_log import ForgetLog, as_int64, make_batch
-from memcore.importance import text_cost
+from memcore.known_texts import KnownTexts
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
 from memcore.relevance_table import relevance_table
@@ -32,17 +32,11 @@ def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
     return [t.strip() for t in raw.split(",") if t.strip()]
 
 
-# the process's last ``Bookkeeping._know`` of each text (the stores of a worker's jobs
-# meet the same texts): valid while its vector is the one the embedder hands out
-_KNOWN: dict[str, tuple[np.ndarray, Sparse | None, float, int]] = {}
-
-
 class Bookkeeping:
     """The entries of a store and every change to them; ``MemoryStore`` adds retrieval
     and durability."""
 
     COMPACT_MIN_DEAD = 1024
-    KNOWN_TEXTS = 4096  # texts whose entry is kept (``_know``; their vectors with them)
 
     def __init__(
         self,
@@ -72,15 +66,15 @@ class Bookkeeping:
         # a backend that keeps no removal (the in-memory one): a removal is logged as its
         # records' fields, no batch of arrays made (``ForgetLog.add_records``)
         self._log_only = type(self.backend).on_remove is Backend.on_remove
-        # the policy's quiet turns (``Policy.quiet_until``): [from, until), none yet
-        self._quiets = type(policy).quiet_until is not Policy.quiet_until
         # hooks an add calls only where they are the policy's or the backend's own
         self._reacts = type(policy).on_add is not Policy.on_add
         self._commits = type(self.backend).commit is not Backend.commit
+        # the policy's quiet turns (``Policy.quiet_until``): [from, until), none yet
+        self._quiets = type(policy).quiet_until is not Policy.quiet_until
         self._quiet: tuple[float, float] = (0.0, -math.inf)
         self._budgeted = bool(p.budget or p.budget_tokens)
         self._tag_masks: dict[str, int] = {}  # raw meta ``tags`` -> their bits
-        self._known: dict[str, tuple[np.ndarray, Sparse | None, float, int]] = {}
+        self._known = KnownTexts(embedder)  # (its ``kept`` read directly: the hot path)
         self._texts = relevance_table(embedder)  # (None: relevance is summed per row)
         if self._texts is not None:
             self.cols.text_generation = self._texts.generation
@@ -118,9 +112,9 @@ class Bookkeeping:
                 sid = self._slot_ids[slot] = len(self._slot_names)
                 self._slot_names.append(slot)
             head = self._slot_head.get(sid)
-        known = self._known.get(text)
+        known = self._known.kept.get(text)
         if known is None:
-            known = self._know(text)
+            known = self._known.know(text, cols)
         vec, sparse, importance, ntok = known
         row = cols.append(vec, sparse)
         if head is not None:
@@ -162,25 +156,6 @@ class Bookkeeping:
         if self._commits:
             self.backend.commit(cols, self._slot_names, self.peak_size)
         return eid
-
-    def _know(self, text: str) -> tuple[np.ndarray, Sparse | None, float, int]:
-        """What an entry of ``text`` is, whatever its time: its vector, the vector's
-        non-zero dimensions, its importance and token count; kept per text for the
-        store's next entries of it (texts recur; dropped wholesale past
-        ``KNOWN_TEXTS``) when the embedder hands out one read-only vector per text."""
-        vec = self.embedder.embed(text)
-        if vec.flags.writeable:  # (a vector of its own each time: nothing kept)
-            return vec, None, *text_cost(text)
-        known = _KNOWN.get(text)  # (another store's, of the same vector: the same)
-        if known is None or known[0] is not vec:
-            known = vec, self.cols.sparse_of(vec), *text_cost(text)
-            if len(_KNOWN) >= self.KNOWN_TEXTS:
-                _KNOWN.clear()
-            _KNOWN[text] = known
-        if len(self._known) >= self.KNOWN_TEXTS:
-            self._known.clear()
-        self._known[text] = known
-        return known
 
     def _tag_mask(self, meta: Mapping[str, str] | None) -> int:
         """The tag bits of an observation's meta, kept per raw ``tags`` string (a tag's
@@ -275,9 +250,9 @@ class Bookkeeping:
         rows = as_int64(removal.rows)  # (the gathers below copy)
         at = rows.tolist()
         texts = cols.texts
-        eid, obs, turn, last = (a[rows].tolist() for a in (
-            cols.eid, cols.obs_id, cols.turn, cols.last_access))
         if self._log_only:  # the records' fields (no arrays made)
+            eid, obs, turn, last = (a[rows].tolist() for a in (
+                cols.eid, cols.obs_id, cols.turn, cols.last_access))
             into = removal.merged_into
             scores = np.asarray(removal.scores, np.float64).tolist()
             reason, when = removal.reason, int(now)
@@ -295,6 +270,7 @@ class Bookkeeping:
             )
             self.forget_log.add(batch)
             self.backend.on_remove(batch)
+            obs = batch.obs_id.tolist()
         for r, o in zip(at, obs, strict=True):
             self._drop_row(r, o)
 

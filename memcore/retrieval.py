@@ -2,7 +2,8 @@
 
 Retrieval is the generative-agents trio: ``score = (w_rec·recency + w_imp·importance
 + w_rel·relevance) / (w_rec + w_imp + w_rel) × strength`` with
-``recency = recency_base ** (now - turn)``; top-k, ties broken by the newer entry.
+``recency = recency_base ** (now - turn)`` (the part without relevance is
+``memcore.score_base``'s); top-k, ties broken by the newer entry.
 A relevance looked up by text (``memcore.relevance_table``) or summed over the query's
 dimensions' posting lists (one BLAS product for a dense embedder), and a partial sort:
 no Python loop over entries. ``*_many`` do the same for
@@ -17,12 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcore.columns import Columns, RowsKept
+from memcore.columns import Columns
 from memcore.embed import Embedder
 from memcore.params import StoreParams
 from memcore.policies.base import Policy
 from memcore.relevance import KeptRelevance
 from memcore.relevance_table import relevance_table
+from memcore.score_base import ScoreBase
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,8 @@ class Hit:
 
 class Ranker:
     """Scores rows ``[0, n)`` of the columns for a query and picks the top k. Keeps
-    scratch buffers and the recencies computed at the current time between calls."""
+    a scratch buffer and the score less its relevance term (``ScoreBase``) between
+    calls."""
 
     TOPK_SAMPLE = 2048  # top_k: the newest rows that give the top-k floor
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
@@ -43,30 +46,21 @@ class Ranker:
     TOPK_FEW = 64  # top_k: rows above a floor ranked in Python (no array calls)
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
     QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
-    REC_TABLE_MAX = 1 << 22  # recencies of ages below this come from a table
 
     def __init__(self, params: StoreParams, embedder: Embedder) -> None:
         self.embedder = embedder
         p = params
         total = p.w_recency + p.w_importance + p.w_relevance
         self._w = (p.w_recency / total, p.w_importance / total, p.w_relevance / total)
-        self._log_base = float(np.log(p.recency_base))
+        self._base = ScoreBase(self._w[0], self._w[1], p.recency_base)
         self._scratch = np.empty(0)
-        self._rec = np.empty(0)
-        self._rec_now: int | None = None
-        self._rec_n = 0
-        self._rec_table = np.empty(0)  # w_rec·recency_base ** age for ages 0, 1, ...
-        self._rec_rev = np.empty(0)  # the same, backwards
-        self._imp, self._imp_rows = np.empty(0), RowsKept()  # ``_importance``'s values
-        # ``_turn_range``'s rows read, and their least and greatest turn
-        self._turn_rows, self._turns = RowsKept(), (2**63 - 1, -(2**63))
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._texts = relevance_table(embedder)
 
     def rows_moved(self) -> None:
         """The columns were compacted: the kept recencies and relevances no longer line up."""
-        self._rec_now = None
+        self._base.rows_moved()
         self._kept.clear()
 
     def relevance(self, cols: Columns, text: str) -> np.ndarray:
@@ -138,66 +132,6 @@ class Ranker:
                 return kept
         return np.stack([self.relevance(cols, t) for t in texts])
 
-    def _base(self, cols: Columns, now: int) -> np.ndarray:
-        """``w_rec·recency_base ** (now - turn) + w_imp·importance`` of rows ``[0, n)``,
-        the score less its relevance term, kept for the rows already computed at this
-        ``now`` (several queries of one day, adds between them)."""
-        n = cols.n
-        if len(self._rec) < cols.capacity:
-            self._rec = np.empty(cols.capacity)
-            self._rec_now = None
-        if self._rec_now != now:
-            self._rec_now, self._rec_n = now, 0
-        done = self._rec_n
-        if done < n:
-            out = self._rec[done:n]
-            # the recency of an age is the same number wherever it is computed: from a
-            # table of ages 0, 1, 2, ..., weighted
-            lo, hi = self._turn_range(cols)
-            rev = self._rec_rev  # (the table backwards: entry now - turn is age turn)
-            if lo >= 0 and hi <= now < len(rev):  # every turn a time of the table's
-                np.take(rev[len(rev) - 1 - now:], cols.turn[done:n], out=out, mode="clip")
-            else:  # (as unsigned, a negative age is out of range)
-                age = now - cols.turn[done:n]
-                top = now - lo if hi <= now else int(age.view(np.uint64).max())
-                table = self._rec_table
-                if len(table) <= top < self.REC_TABLE_MAX:
-                    size = max(1024, 1 << top.bit_length())
-                    table = self._rec_table = np.multiply(
-                        np.exp(np.arange(size) * self._log_base), self._w[0])
-                    self._rec_rev = np.ascontiguousarray(table[::-1])
-                if top < len(table):  # (in range: "clip" only spares a buffered copy)
-                    np.take(table, age, out=out, mode="clip")
-                else:
-                    np.multiply(np.exp(age * self._log_base), self._w[0], out=out)
-            out += self._importance(cols)[done:n]
-            self._rec_n = n
-        return self._rec[:n]
-
-    def _importance(self, cols: Columns) -> np.ndarray:
-        """``w_imp·importance`` of rows ``[0, n)``, kept: only an add writes a row's
-        importance, so only the rows added since the last call are computed (all of
-        them again after a compaction, or for other columns)."""
-        n, done = cols.n, self._imp_rows.first_new(cols)
-        if len(self._imp) < n:
-            self._imp, done = np.empty(cols.capacity), 0
-        if done < n:
-            np.multiply(cols.importance[done:n], self._w[1], out=self._imp[done:n])
-            self._imp_rows.filled(cols)
-        return self._imp[:n]
-
-    def _turn_range(self, cols: Columns) -> tuple[int, int]:
-        """The least and the greatest turn of rows ``[0, n)``, kept: only an add writes a
-        row's turn, so only the rows added since the last call are read (all of them
-        again after a compaction, or for other columns)."""
-        n, done = cols.n, self._turn_rows.first_new(cols)
-        lo, hi = self._turns if done else (2**63 - 1, -(2**63))
-        if done < n:
-            new = cols.turn[done:n].tolist()
-            lo, hi = self._turns = min(lo, *new), max(hi, *new)
-            self._turn_rows.filled(cols)
-        return lo, hi
-
     def scores(self, cols: Columns, policy: Policy, now: int,
                relevance: np.ndarray) -> np.ndarray:
         """Retrieval score of rows ``[0, n)`` (dead rows get -inf), into a scratch buffer
@@ -209,7 +143,7 @@ class Ranker:
         score = self._scratch[:n]
         # (w_rec·recency + w_imp·importance) + w_rel·relevance, the first two kept
         np.multiply(relevance, self._w[2], out=score)
-        score += self._base(cols, now)
+        score += self._base.at(cols, now)
         strength = policy.strength(cols, now)
         if strength is not None:
             score *= strength
@@ -224,7 +158,7 @@ class Ranker:
         element, so the same numbers (a new array)."""
         n = cols.n
         score = np.multiply(relevance, self._w[2])
-        score += self._base(cols, now)  # (a + b) + c, as ``scores`` adds them
+        score += self._base.at(cols, now)  # (a + b) + c, as ``scores`` adds them
         strength = policy.strength(cols, now)
         if strength is not None:
             score *= strength

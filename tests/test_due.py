@@ -101,8 +101,8 @@ def test_the_bound_is_early_and_close() -> None:
 
 def test_rows_scheduled_together_are_due_as_one_by_one() -> None:
     """Prevents ``schedule_rows`` (a policy's new rows in one call) from giving any row
-    another due turn than ``schedule_after`` gives it (the margin included), or from
-    scheduling a row that is never due."""
+    another due turn than ``bound`` of its turn and offset (the margin included), or
+    from scheduling a row that is never due."""
     cols = Columns(dim=8)
     for t in (0, 3, 7, 10**6, 2 * 10**9):
         row = cols.append(np.eye(8)[t % 8])
@@ -110,7 +110,7 @@ def test_rows_scheduled_together_are_due_as_one_by_one() -> None:
     offsets = [0.0, 1e-9, 1234.5678, math.inf, 7.25]
     one, together = DueSchedule(), DueSchedule()
     for row, offset in enumerate(offsets):
-        one.schedule_after(cols, row, offset)
+        one.schedule(cols, row, DueSchedule.bound(cols.turn.item(row), 1.0, offset))
     together.schedule_rows(cols, range(cols.n), offsets)
     assert sorted(together._heap) == sorted(one._heap) and len(one._heap) == 4
 

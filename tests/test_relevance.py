@@ -13,6 +13,7 @@ from memcore.embed import HashingEmbedder
 from memcore.policies.base import Policy, Removal
 from memcore.relevance import KeptRelevance
 from memcore.retrieval import Ranker
+from memcore.score_base import ScoreBase
 from runner.job import run as run_module
 from runner.job import state as state_module
 from runner.job.run import run_job
@@ -216,10 +217,9 @@ def test_recency_from_its_table_is_the_exp_of_each_age() -> None:
     ages past it (it grows), a negative age and one too large to tabulate (computed
     directly), rows added between two times and a compaction."""
     params = StoreParams()
-    ranker = Ranker(params, HashingEmbedder())
     total = params.w_recency + params.w_importance + params.w_relevance
     w_rec, w_imp = params.w_recency / total, params.w_importance / total
-    cols = Columns(512)
+    base, cols = ScoreBase(w_rec, w_imp, params.recency_base), Columns(512)
 
     def add(t: int) -> None:
         row = cols.append(HashingEmbedder().embed(f"w{t}"))
@@ -230,24 +230,24 @@ def test_recency_from_its_table_is_the_exp_of_each_age() -> None:
     def check(now: int) -> None:
         want = (np.multiply(np.exp((now - cols.turn[: cols.n]) * log_base), w_rec)
                 + np.multiply(cols.importance[: cols.n], w_imp))
-        assert np.array_equal(ranker._base(cols, now), want), now
+        assert np.array_equal(base.at(cols, now), want), now
 
     for t in [0, 3, 3, 900, 1023, 1024, 2999, 5000, -7, 7000]:
         add(t)
-    for now in (0, 1024, 5000, 7000, 5000 + Ranker.REC_TABLE_MAX):
+    for now in (0, 1024, 5000, 7000, 5000 + ScoreBase.REC_TABLE_MAX):
         check(now)
     add(7001)  # a row added at a time already computed
-    check(5000 + Ranker.REC_TABLE_MAX)
+    check(5000 + ScoreBase.REC_TABLE_MAX)
     cols.live[[1, 4]] = False
     cols.n_live -= 2
     cols.compact()
-    ranker.rows_moved()
+    base.rows_moved()
     for t in (7002, 7003, 7004):  # (past the rows computed before the compaction)
         add(t)
     check(7004)
     check(7005)
     # turns of a stream (from 0, none past now, now within the table): looked up by turn
-    ranker, cols = Ranker(params, HashingEmbedder()), Columns(512)
+    base, cols = ScoreBase(w_rec, w_imp, params.recency_base), Columns(512)
     for t in (0, 0, 5, 1000, 1023):
         add(t)
     for now in (1023, 1024, 0, 2047, 1023):  # (0: rows from the future, by age)

@@ -128,7 +128,7 @@ class _WriteableEmbedder(HashingEmbedder):
 
 
 def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
-    """Prevents the per-text entries a store keeps (``Bookkeeping._know``) from giving an
+    """Prevents the per-text entries a store keeps (``memcore.known_texts``) from giving an
     entry another vector, importance or token count than a store that knows nothing:
     the same stream through stores that keep every text, almost none, and an embedder
     whose vectors are never kept, gives the same columns and answers."""
@@ -139,23 +139,23 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
 
     def run(known: int, embedder: HashingEmbedder) -> tuple[Any, ...]:
         st = MemoryStore(POLICIES["keep_all"](), embedder, KeywordTeacher(lex))
-        st.KNOWN_TEXTS = known
+        st._known.limit = known
         out = [[(h.obs_id, h.score) for h in hits] for hits in _replay(st, 4, 1200)]
         cols = st.cols
         return (out, cols.importance[: cols.n].tolist(), cols.ntok[: cols.n].tolist(),
-                [d.tolist() for d in cols.dims], [len(st._known)])
+                [d.tolist() for d in cols.dims], [len(st._known.kept)])
 
     kept, few, never = (run(4096, HashingEmbedder()), run(2, HashingEmbedder()),
                         run(4096, _WriteableEmbedder()))
     assert kept[:4] == few[:4] == never[:4]
     assert kept[4][0] > 100 and few[4][0] <= 2 and never[4] == [0]
-    # the process keeps the last store's entries of each text (``bookkeeping._KNOWN``):
+    # the process keeps the last store's entries of each text (``known_texts._PROCESS``):
     # a store whose embedder gives other vectors (another dimension) must not take them
-    from memcore import bookkeeping
+    from memcore import known_texts
 
-    assert len(bookkeeping._KNOWN) > 100
+    assert len(known_texts._PROCESS) > 100
     other_dim = run(4096, HashingEmbedder(dim=256))
-    bookkeeping._KNOWN.clear()
+    known_texts._PROCESS.clear()
     assert run(4096, HashingEmbedder(dim=256))[:4] == other_dim[:4]
     assert other_dim[3] != kept[3]
 

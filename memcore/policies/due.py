@@ -66,23 +66,16 @@ class DueSchedule:
         if not math.isinf(due):
             heapq.heappush(self._heap, (due, cols.eid.item(row), row, cols.layout))
 
-    def schedule_after(self, cols: Columns, row: int, offset: float) -> None:
-        """``schedule(cols, row, bound(turn, scale, log_ratio))`` of ``row``'s turn, given
-        ``offset = scale * log_ratio`` (inf: never due): the same due turn."""
-        if not math.isinf(offset):
-            heapq.heappush(self._heap, (early(cols.turn.item(row) + offset),
-                                        cols.eid.item(row), row, cols.layout))
-
     def schedule_rows(self, cols: Columns, rows: range, offsets: list[float]) -> None:
-        """``schedule_after(cols, row, offset)`` of each row of ``rows`` and its offset
-        (the same due turns, in one call: a policy schedules every new row)."""
+        """``schedule(cols, row, bound(turn, 1, offset))`` of each row of ``rows``, its
+        turn and its offset (``scale * log_ratio``; inf: never due), in one call: a
+        policy schedules every new row."""
         heap, layout = self._heap, cols.layout
         turn, eid = cols.turn, cols.eid
         for row, offset in zip(rows, offsets, strict=True):
-            if -math.inf < offset < math.inf:
-                due = turn.item(row) + offset
-                heapq.heappush(heap, (due - EARLY * (abs(due) + 1.0), eid.item(row), row,
-                                      layout))  # (``early(due)``, inline)
+            if not math.isinf(offset):
+                heapq.heappush(heap, (early(turn.item(row) + offset), eid.item(row), row,
+                                      layout))
 
     def quiet_until(self, unscheduled: float) -> float:
         """A turn before which no entry can be due: the earliest scheduled bound, and

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcore.columns import Columns, RowsKept
+from memcore.columns import Columns
 from memcore.policies.base import Policy, Removal, register_policy
 from memcore.policies.due import DueSchedule
+from memcore.rows_kept import RowsKept
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,10 @@ class Ebbinghaus(Policy):
         # [0, 1], ``memcore.importance``): the soonest a fresh entry is due
         self._min_fresh = p.tau * self._log_fresh
         # (importance, superseded) -> stability x ln(factor / threshold): an entry's due
-        # turn is its turn plus this (``DueSchedule.bound``; importances recur)
+        # turn is its turn plus this (``_offset``; importances recur)
         self._offsets: dict[tuple[float, bool], float] = {}
-        # ``strength`` of rows [0, n), kept between calls: the columns it is of, their
-        # layout and the rows filled (a row's strength changes only when an add
-        # supersedes it, which ``on_add`` hears of)
+        # ``strength`` of rows [0, n), kept between calls (a row's strength changes only
+        # when an add supersedes it, which ``on_add`` hears of)
         self._strength = np.empty(0)
         self._strength_view = self._strength  # (read-only, of the same buffer)
         self._strength_rows = RowsKept()
@@ -99,19 +99,14 @@ class Ebbinghaus(Policy):
 
     def _offset(self, importance: float, superseded: bool) -> float:
         """Stability x ln(factor / threshold) of an entry (inf: never due), kept."""
-        p = self.params
-        scale = p.tau * (1.0 + p.gain * importance)
-        log_ratio = self._log_superseded if superseded else self._log_fresh
-        offset = self._offsets[importance, superseded] = (
-            math.inf if math.isinf(log_ratio) else scale * log_ratio)
-        return offset
-
-    def _schedule(self, cols: Columns, row: int, superseded: bool) -> None:
-        importance = cols.importance.item(row)
         offset = self._offsets.get((importance, superseded))
         if offset is None:
-            offset = self._offset(importance, superseded)
-        self._due.schedule_after(cols, row, offset)
+            p = self.params
+            scale = p.tau * (1.0 + p.gain * importance)
+            log_ratio = self._log_superseded if superseded else self._log_fresh
+            offset = self._offsets[importance, superseded] = (
+                math.inf if math.isinf(log_ratio) else scale * log_ratio)
+        return offset
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live entries with ``R`` below the threshold, of those that can be
@@ -125,15 +120,15 @@ class Ebbinghaus(Policy):
                 self._strength[head] = self.params.superseded_strength
             else:
                 kept.forget()
+        importance, offset = cols.importance, self._offset
         new = due.newer_rows(cols)
         if new:  # every new row, at its (importance, superseded) offset
-            importance, offsets, offset = cols.importance, self._offsets, self._offset
-            keys = [(importance.item(i), superseded_col.item(i)) for i in new]
-            due.schedule_rows(cols, new, [
-                o if (o := offsets.get(key)) is not None else offset(*key) for key in keys])
+            due.schedule_rows(cols, new, [offset(importance.item(i), superseded_col.item(i))
+                                          for i in new])
         superseded = due.newly_superseded(cols)
         if superseded >= 0:
-            self._schedule(cols, superseded, True)
+            due.schedule_rows(cols, range(superseded, superseded + 1),
+                              [offset(importance.item(superseded), True)])
         few = due.candidates(cols, now)
         if not few:
             return None
