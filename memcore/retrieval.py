@@ -44,6 +44,7 @@ class Ranker:
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
     TOPK_GROUP = 16  # top_k: rows per group whose maxima give a floor
     TOPK_FEW = 64  # top_k: rows above a floor ranked in Python (no array calls)
+    TOPK_RECENT = 8  # top_k: the last answers whose k-th best scores give a first floor
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
     QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
 
@@ -54,6 +55,7 @@ class Ranker:
         self._w = (p.w_recency / total, p.w_importance / total, p.w_relevance / total)
         self._base = ScoreBase(self._w[0], self._w[1], p.recency_base)
         self._scratch = np.empty(0)
+        self._recent_kth = [-np.inf]  # top_k: the k-th best score of its last answers
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._texts = relevance_table(embedder)
@@ -214,10 +216,16 @@ class Ranker:
         going to the newer row. ``live`` (a mask of the rows, given when some are dead:
         their score is -inf) keeps the dead rows out of the partition: numpy's
         introselect slows down on many equal values (a store of 100 live entries among
-        1,000 dead rows: 4 ms a partition instead of 0.1)."""
+        1,000 dead rows: 4 ms a partition instead of 0.1). A first floor is the least
+        k-th best score of the last answers: any floor that k rows reach holds the top k,
+        whatever its value (one too low or too high only costs a pass)."""
         n = len(score)
-        cand = None
-        if n > 2 * self.TOPK_SAMPLE and k <= self.TOPK_SAMPLE:
+        # the least k-th best of the last answers (their scores vary little from one
+        # question to the next): if k rows reach it, they hold the top k
+        cand = (score >= min(self._recent_kth)).nonzero()[0]
+        if not k <= len(cand) <= self.TOPK_FEW:
+            cand = None
+        if cand is None and n > 2 * self.TOPK_SAMPLE and k <= self.TOPK_SAMPLE:
             # The k-th best of the newest rows bounds the k-th best of all from below:
             # partition only the rows that reach it (same result).
             sample = score[n - self.TOPK_SAMPLE:]
@@ -232,10 +240,20 @@ class Ranker:
             # are best first and the newer row first on a tie
             pairs = zip(score[cand].tolist(), cand.tolist(), strict=True)
             best = sorted(pairs, reverse=True)[:k]
+            self._recent(best[-1][0])
             return np.array([row for _, row in best], dtype=np.int64)
         if cand is None:
             cand = np.arange(n) if live is None else np.flatnonzero(live)
         if k < len(cand):
             sub = score[cand]
             cand = cand[sub >= np.partition(sub, len(sub) - k)[len(sub) - k]]
-        return cand[np.lexsort((-cand, -score[cand]))][:k]
+        rows = cand[np.lexsort((-cand, -score[cand]))][:k]
+        self._recent(score.item(rows[-1]))
+        return rows
+
+    def _recent(self, kth: float) -> None:
+        """Keep an answer's k-th best score, among the last ``TOPK_RECENT``."""
+        recent = self._recent_kth
+        if len(recent) >= self.TOPK_RECENT:
+            del recent[0]
+        recent.append(kth)

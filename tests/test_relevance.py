@@ -191,6 +191,29 @@ def test_top_k_is_the_full_sort_ties_included() -> None:
             assert ranker.top_k(score, k).tolist() == want.tolist(), (n, k)
 
 
+def test_top_k_from_the_last_answers_floor_is_the_full_sort() -> None:
+    """Prevents the first floor of top_k (the least k-th best score of the last answers)
+    from dropping or reordering a row: whatever that floor (above every score, below
+    every one, on a tie at the k-th best, NaN, -inf, or kept from an unrelated answer),
+    top_k equals sorting every row by score, the newer first on a tie."""
+    rng = np.random.default_rng(6)
+    ranker = Ranker(StoreParams(), HashingEmbedder())
+    for n in (7, 64, 200, 1323):
+        score = np.round(rng.random(n), 2)  # ties, at the k-th best too
+        score[::6] = -np.inf
+        rows = np.arange(n)
+        for k in (1, 5, n - len(score[::6])):
+            want = rows[np.lexsort((-rows, -score))][:k]
+            kth = float(score[want[-1]])
+            for floor in (2.0, -1.0, kth, kth - 0.01, float(np.max(score)), np.nan,
+                          -np.inf, None):
+                if floor is not None:  # (None: the floor the last answer left)
+                    ranker._recent_kth[:] = [floor]
+                got = ranker.top_k(score, k, np.isfinite(score))
+                assert got.tolist() == want.tolist(), (n, k, floor)
+    assert ranker._recent_kth[-1] == kth  # the last answer's k-th best is kept
+
+
 def test_top_k_over_the_live_rows_is_the_full_sort() -> None:
     """Prevents the live-rows path of top_k and top_k_many (a store with many dead rows
     partitions only its live ones) from dropping or reordering a row: both equal
