@@ -222,7 +222,7 @@ class Ranker:
         n = len(score)
         # the least k-th best of the last answers (their scores vary little from one
         # question to the next): if k rows reach it, they hold the top k
-        cand = (score >= min(self._recent_kth)).nonzero()[0]
+        cand: np.ndarray | None = (score >= min(self._recent_kth)).nonzero()[0]
         if not k <= len(cand) <= self.TOPK_FEW:
             cand = None
         if cand is None and n > 2 * self.TOPK_SAMPLE and k <= self.TOPK_SAMPLE:
