@@ -222,9 +222,8 @@ class Ranker:
         n = len(score)
         # the least k-th best of the last answers (their scores vary little from one
         # question to the next): if k rows reach it, they hold the top k
-        cand: np.ndarray | None = (score >= min(self._recent_kth)).nonzero()[0]
-        if not k <= len(cand) <= self.TOPK_FEW:
-            cand = None
+        reach = (score >= min(self._recent_kth)).nonzero()[0]
+        cand = reach if k <= len(reach) <= self.TOPK_FEW else None
         if cand is None and n > 2 * self.TOPK_SAMPLE and k <= self.TOPK_SAMPLE:
             # The k-th best of the newest rows bounds the k-th best of all from below:
             # partition only the rows that reach it (same result).
