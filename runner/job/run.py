@@ -115,34 +115,39 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     events = stream()
     horizon = spec.horizon
     # the last checkpoint (the horizon) waits for the stream's end, so an event at
-    # t == horizon is still counted; ``due``: the next checkpoint before it
-    due = cps[0] if len(cps) > 1 else math.inf
+    # t == horizon is still counted; an event at ``gate`` or later is looked at closely:
+    # the next checkpoint before the horizon is due, or it is past the horizon
+    past = math.nextafter(horizon, math.inf)
+    gate = cps[0] if len(cps) > 1 else past
     while block := list(itertools.islice(events, PREFETCH_BLOCK)):
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
-        i = 0
-        while i < len(block):
-            ev = block[i]
+        n, skip = len(block), 0
+        for i, ev in enumerate(block, 1):  # (``i``: the next event's index)
+            if skip:  # (asked in the batch before)
+                skip -= 1
+                continue
             t = ev.t
-            if t > horizon:
-                raise ValueError(f"workload {spec.workload!r} yielded an event at t={t}, "
-                                 f"past the horizon {horizon}: a stream must stop there")
-            if t >= due:
+            if t >= gate:
+                if t > horizon:
+                    raise ValueError(f"workload {spec.workload!r} yielded an event at t={t}, "
+                                     f"past the horizon {horizon}: a stream must stop there")
                 while len(rows) < len(cps) - 1 and t >= cps[len(rows)]:
                     cp = cps[len(rows)]
                     rows.append(run.snapshot(cp, cp / horizon, time.perf_counter() - start))
-                due = cps[len(rows)] if len(rows) < len(cps) - 1 else math.inf
+                gate = cps[len(rows)] if len(rows) < len(cps) - 1 else past
             kind = type(ev)
-            if kind is Query and ask_batch is not None:
-                end = i + 1
-                while end < len(block) and type(block[end]) is Query and block[end].t == t:
-                    end += 1
-                if end - i > 1:  # questions of one time: one batch (no checkpoint between)
-                    ask_batch(cast(list[Query], block[i:end]))
-                    i = end
+            if kind is Query and ask_batch is not None and i < n:
+                after = block[i]
+                if type(after) is Query and after.t == t:
+                    # questions of one time: one batch (no checkpoint between)
+                    end = i + 1
+                    while end < n and type(block[end]) is Query and block[end].t == t:
+                        end += 1
+                    ask_batch(cast(list[Query], block[i - 1:end]))
+                    skip = end - i
                     continue
             handlers[kind](ev)
-            i += 1
     while len(rows) < len(cps):
         cp = cps[len(rows)]
         rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
