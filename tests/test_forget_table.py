@@ -94,3 +94,40 @@ def test_the_table_is_computed_on_one_torch_thread(monkeypatch) -> None:  # type
     finally:
         torch.set_num_threads(before)
     assert len(seen) == 3 and set(seen) == {1}
+
+
+def test_every_importance_there_is_is_listed() -> None:
+    """Prevents ``IMPORTANCES`` (what learned_forget prepares its table and its quiet
+    turns for) from missing an importance the scorer can give: every count of salient
+    tokens among every length up to 40 tokens gives one of them."""
+    from memcore.importance import IMPORTANCES, heuristic_importance
+
+    for n in range(41):
+        for salient in range(n + 1):
+            tokens = ["prefers"] * salient + ["word"] * (n - salient)
+            assert heuristic_importance(tokens) in IMPORTANCES, (salient, n)
+
+
+def test_an_entrys_combination_and_strength_index_are_the_gathers() -> None:
+    """Prevents ``combination`` (one entry's number, from its importance as the columns
+    hold it) or ``strengths`` (by age, then combination) from reading another value than
+    ``gather``: every importance there is, flags and ages give the same strength and
+    log-retention; an importance the table lacks gives -1."""
+    from memcore.importance import IMPORTANCES
+
+    table = ForgetTable(shipped_forget_net())
+    assert table.covers(np.array(IMPORTANCES[:-3], dtype=np.float32))
+    assert table.combination(IMPORTANCES[-1], False, True) == -1
+    table.lookup(STRENGTH, np.array([500]), np.array([0.3]), np.array([False]),
+                 np.array([False]))  # (ages to 500)
+    strengths, ages = table.strengths(), np.array([0, 7, 499])
+    for imp in IMPORTANCES[:-3]:
+        for sup in (False, True):
+            for slotted in (False, True):
+                combo = table.combination(imp, sup, slotted)
+                args = (ages, np.full(3, imp), np.full(3, sup), np.full(3, slotted))
+                want = table.gather(STRENGTH, *args)
+                got = strengths[ages * table.combinations + combo]
+                assert got.dtype == np.float64 and np.array_equal(got, want)
+                assert [table.read_one(LOG_RETENTION, combo, a) for a in ages.tolist()] == (
+                    table.gather(LOG_RETENTION, *args).tolist())

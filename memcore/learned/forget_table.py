@@ -52,6 +52,9 @@ class ForgetTable:
         self._importance_list: list[float] = []
         # next_below's ages below a threshold, per combination and threshold, per build
         self._below: dict[tuple[int, float], list[int]] = {}
+        self._strengths = (-1, np.zeros(0))  # (build, ``strengths``)
+        # (importance, superseded, slotted) -> ``combination``, per build
+        self._combinations: dict[tuple[float, bool, bool], int] = {}
 
     def _build(self, importances: np.ndarray, width: int) -> None:
         n_combos = len(importances) * _FLAGS
@@ -68,6 +71,7 @@ class ForgetTable:
         self.builds += 1
         self._importance_list = importances.tolist()  # the same, as exact Python floats
         self._below = {}
+        self._combinations = {}
 
     def _ensure(self, importance: np.ndarray, max_age: int) -> bool:
         """Grow the table to cover these importances and ages; False if it must not."""
@@ -87,17 +91,30 @@ class ForgetTable:
         self._build(new_imps.astype(np.float32), width)
         return True
 
-    def covers(self, importance: np.float32) -> bool:
-        """Whether the table holds ``importance`` (grown to it if it may): what a
-        ``lookup`` of entries of that importance needs to read the table."""
-        return self._ensure(np.array([importance], dtype=np.float32), 0)
+    def covers(self, importance: np.float32 | np.ndarray) -> bool:
+        """Whether the table holds ``importance`` (each of them: grown to them if it
+        may): what a ``lookup`` of entries of that importance needs to read the table."""
+        return self._ensure(np.atleast_1d(np.asarray(importance, dtype=np.float32)), 0)
 
-    def next_below(self, log_threshold: np.float32, importance: np.float32,
-                   superseded: bool, slotted: bool, age: int) -> int:
+    def combination(self, importance: float, superseded: bool, slotted: bool) -> int:
+        """The combination of an entry (its importance as the columns hold it), as
+        ``combos`` numbers it (plus 2 if superseded); -1 if the table does not hold its
+        importance. By bisection on exact Python floats (float32 to float keeps every
+        value and its order: ``np.searchsorted``'s answer), kept per build."""
+        key = (importance, superseded, slotted)
+        combo = self._combinations.get(key)
+        if combo is None:
+            imp, held = float(np.float32(importance)), self._importance_list
+            at = bisect_left(held, imp)
+            combo = self._combinations[key] = (
+                at * _FLAGS + 2 * superseded + slotted
+                if at < len(held) and held[at] == imp else -1)
+        return combo
+
+    def next_below(self, log_threshold: np.float32, combo: int, age: int) -> int:
         """The first age from ``age`` on whose log-retention in the table is below
-        ``log_threshold``, for an entry of a held ``importance``; the table's width if
-        none within it is (the caller asks again from there)."""
-        combo = self._combo_of(importance, superseded, slotted)  # (no array round trip)
+        ``log_threshold``, for an entry of combination ``combo`` (``combination``); the
+        table's width if none within it is (the caller asks again from there)."""
         ages = self._below.get((combo, float(log_threshold)))
         if ages is None:
             ages = np.flatnonzero(self.tables[LOG_RETENTION, combo] < log_threshold).tolist()
@@ -105,17 +122,10 @@ class ForgetTable:
         at = bisect_left(ages, age)
         return ages[at] if at < len(ages) else self.width
 
-    def read_one(self, output: int, age: int, importance: np.float32, superseded: bool,
-                 slotted: bool) -> np.float32:
-        """``gather`` of one entry (held, its age within the table)."""
-        combo = self._combo_of(importance, superseded, slotted)
+    def read_one(self, output: int, combo: int, age: int) -> np.float32:
+        """``gather`` of one entry of combination ``combo`` (``combination``), its age
+        within the table."""
         return cast(np.float32, self.tables[output, combo, age])
-
-    def _combo_of(self, importance: np.float32, superseded: bool, slotted: bool) -> int:
-        """One held entry's combination, by bisection on exact Python floats and ints:
-        ``np.searchsorted``'s answer (float32 to float keeps every value and its order)."""
-        return (bisect_left(self._importance_list, float(importance)) * _FLAGS
-                + 2 * superseded + slotted)
 
     def read(self, output: int, age: np.ndarray, importance: np.ndarray,
              superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:
@@ -132,9 +142,18 @@ class ForgetTable:
         combo += slotted
         return combo
 
-    def gather_combos(self, output: int, age: np.ndarray, combo: np.ndarray) -> np.ndarray:
-        """``gather`` of entries by combination (``combos``, plus 2 if superseded)."""
-        return self.tables[output].reshape(-1).take(combo * self.width + age)
+    @property
+    def combinations(self) -> int:
+        """The combinations held (``combos`` numbers them from 0)."""
+        return self.tables.shape[1]
+
+    def strengths(self) -> np.ndarray:
+        """The strengths as float64 (the same values), by age, then combination: an
+        entry's is at ``age · combinations + combination``."""
+        if self._strengths[0] != self.builds:
+            self._strengths = (self.builds, np.ascontiguousarray(
+                self.tables[STRENGTH].T, dtype=np.float64).ravel())
+        return self._strengths[1]
 
     def gather(self, output: int, age: np.ndarray, importance: np.ndarray,
                superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:

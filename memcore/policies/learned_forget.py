@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memcore.columns import Columns
+from memcore.importance import IMPORTANCES
+from memcore.learned.strength_index import StrengthIndex
 from memcore.policies.base import Policy, Removal, register_policy
 from memcore.policies.due import DueSchedule
 
@@ -89,15 +91,16 @@ class LearnedForget(Policy):
 
         self._age_cap = AGE_CAP
         self._due = DueSchedule()
-        self._scheduled = True  # False once an importance the table cannot hold arrives
-        self._held: set[float] = set()  # importances known to be in the table
+        # every importance there is (``memcore.importance.IMPORTANCES``) in the table
+        # from the start; False once an importance the table cannot hold arrives
+        self._scheduled = self._table.covers(np.array(IMPORTANCES, dtype=np.float32))
+        # importances known to be in the table
+        self._held: set[float] = set(IMPORTANCES) if self._scheduled else set()
         self._first_turn = math.inf  # the earliest turn of any entry scheduled
+        self._fresh: tuple[int, int] = (-1, 0)  # (table build, ``_soonest_fresh``)
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
-        # rows' table combinations kept for ``strength`` (``_combos``), and for what
-        self._combo = np.zeros(0, dtype=np.int64)
-        self._combo_n = 0
-        self._combo_key: tuple[int, int] | None = None
+        self._index = StrengthIndex(self._table)  # ``strength``'s, into the table
 
     def _predict(self, cols: Columns, now: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Live rows and the network's output ``k`` for them (a table gather)."""
@@ -116,11 +119,16 @@ class LearnedForget(Policy):
             return None
         return Removal(rows[gone], "learned", np.exp(log_r[gone].astype(np.float64)))
 
+    def _combination(self, cols: Columns, row: int) -> int:
+        """``row``'s combination in the table (``ForgetTable.combination``)."""
+        return self._table.combination(cols.importance.item(row), cols.superseded.item(row),
+                                       cols.slot.item(row) >= 0)
+
     def _due_turn(self, cols: Columns, row: int, from_age: int) -> int:
-        """The first turn, at an age from ``from_age`` on, ``row``'s retention is below."""
+        """The first turn, at an age from ``from_age`` on, ``row``'s retention is below
+        (its importance held)."""
         return cols.turn.item(row) + self._table.next_below(
-            self._log_threshold, np.float32(cols.importance.item(row)),
-            cols.superseded.item(row), cols.slot.item(row) >= 0, from_age)
+            self._log_threshold, self._combination(cols, row), from_age)
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """``every_row``'s removals, from the rows that can be due (``DueSchedule``, by
@@ -129,6 +137,7 @@ class LearnedForget(Policy):
         ``every_row`` would not read the table (an entry older than its ages, more
         importances than it holds), every row is read."""
         due = self._due
+        self._index.superseded(cols)
         for i in due.newer_rows(cols):
             turn = cols.turn.item(i)
             self._first_turn = min(self._first_turn, turn)
@@ -170,6 +179,29 @@ class LearnedForget(Policy):
         due.removed(cols.eid[gone].tolist())
         return Removal(gone, "learned", np.exp(log_r[pruned].astype(np.float64)))
 
+    def quiet_until(self, cols: Columns, now: int) -> float:
+        """No entry is due before the earliest scheduled bound, and an entry added from
+        ``now`` on (of an importance the table holds: every one there is), scheduled at
+        the next ``on_add``, not before ``now`` plus the least age at which the table
+        puts a fresh entry below the threshold; nor is any entry as old as the table's
+        ages before ``_first_turn`` plus them (``tests/test_due.py`` checks the removals
+        against an ``on_add`` at every add)."""
+        if not self._scheduled:
+            return -math.inf
+        return min(self._due.quiet_until(now + self._soonest_fresh()),
+                   self._first_turn + self._age_cap)
+
+    def _soonest_fresh(self) -> int:
+        """The least age from which an unsuperseded entry of any importance there is,
+        slotted or not, can be below the threshold (at least the table's width if none
+        within it is), kept per build of the table."""
+        table = self._table
+        if self._fresh[0] != table.builds:
+            self._fresh = (table.builds, min(
+                table.next_below(self._log_threshold, table.combination(imp, False, slotted), 0)
+                for imp in IMPORTANCES for slotted in (False, True)))
+        return self._fresh[1]
+
     def _prune_few(self, cols: Columns, now: int, rows: list[int], ages: list[int]
                    ) -> Removal | None:
         """``on_add``'s reading of a few candidate rows (ages within the table), one by
@@ -178,8 +210,7 @@ class LearnedForget(Policy):
         due, table, k = self._due, self._table, self._k_log_retention
         gone, scores = [], []
         for i, age in zip(rows, ages, strict=True):
-            log_r = table.read_one(k, age, np.float32(cols.importance.item(i)),
-                                   cols.superseded.item(i), cols.slot.item(i) >= 0)
+            log_r = table.read_one(k, self._combination(cols, i), age)
             if log_r < self._log_threshold:
                 gone.append(i)
                 scores.append(float(np.exp(np.float64(log_r))))
@@ -190,42 +221,25 @@ class LearnedForget(Policy):
         due.removed([cols.eid.item(i) for i in gone])
         return Removal(np.array(gone, dtype=np.int64), "learned", np.array(scores))
 
-    def _combos(self, cols: Columns) -> np.ndarray:
-        """Rows ``[0, n)``'s table combinations, supersession aside (``ForgetTable.combos``:
-        a row's importance and slot never change), kept from one question to the next
-        until the rows move or the table is built again."""
-        n, key = cols.n, (cols.layout, self._table.builds)
-        if key != self._combo_key:
-            self._combo_key, self._combo_n = key, 0
-        if len(self._combo) < n:
-            self._combo = np.resize(self._combo, cols.capacity)
-        if self._combo_n < n:
-            done = self._combo_n
-            self._combo[done:n] = self._table.combos(cols.importance[done:n],
-                                                     cols.slot[done:n] >= 0)
-            self._combo_n = n
-        return self._combo[:n]
-
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         n = cols.n
-        if self._scheduled and n and self._due.seen_all(cols):
-            # every row's importance is in the table (each was checked when scheduled):
-            # one gather over rows [0, n), a dead row read at age 0 and then set to 1, as
+        index = self._index.of(cols) if self._scheduled and n else None
+        if index is not None:
+            # one gather over rows [0, n) (``StrengthIndex``), a dead row set to 1, as
             # ``_predict`` leaves it; the same values whenever the live rows' ages are in
-            # the table (else ``_predict``, which may grow it)
-            age = now - cols.turn[:n]
-            dead = None if cols.n_live == n else ~cols.live[:n]
-            if dead is not None:
-                age[dead] = 0
-            # (no age is above now less the earliest turn of every row: the maximum is
-            # read only when that bound is past the table's ages)
+            # the table (else ``_predict``, which may grow it): no age is above now less
+            # the least turn of every row, so the live rows' ages are read only when that
+            # is past them
             width = self._table.width
-            if now - self._first_turn < width or int(age.max()) < width:
-                combo = self._combos(cols) + 2 * cols.superseded[:n]
-                out = self._table.gather_combos(self._k_strength, age, combo
-                                                ).astype(np.float64)
-                if dead is not None:
-                    out[dead] = 1.0
+            if (now - self._index.least_turn >= width and cols.n_live
+                    and now - int(cols.turn[:n][cols.live[:n]].min()) >= width):
+                index = None
+            if index is not None:  # (a dead row's index may be past the table: clipped)
+                out = self._table.strengths().take(index + now * self._table.combinations,
+                                                   mode="clip")
+                if cols.n_live < n:
+                    dead = cols.dead_rows()
+                    out[~cols.live[:n] if dead is None else dead] = 1.0
                 return out
         rows, strength = self._predict(cols, now, self._k_strength)
         out = np.ones(cols.n)
