@@ -37,6 +37,7 @@ class Bookkeeping:
     and durability."""
 
     COMPACT_MIN_DEAD = 1024
+    FEW_ROWS = 8  # a removal of this many rows or fewer is read as numbers
 
     def __init__(
         self,
@@ -205,8 +206,8 @@ class Bookkeeping:
         if removals is None:
             return False
         cols = self.cols
-        if type(removals) is Removal and len(removals.rows) == 1:
-            self._remove_one(removals, now)  # the usual: one row, read as numbers
+        if type(removals) is Removal and 0 < len(removals.rows) <= self.FEW_ROWS:
+            self._remove_few(removals, now)  # the usual: a row or a few, read as numbers
         else:
             if isinstance(removals, list):
                 batch = [r for r in removals if len(r.rows)]
@@ -222,56 +223,59 @@ class Bookkeeping:
                 raise RuntimeError(
                     f"policy {self.policy.name!r} asked to remove an entry twice")
             for removal in batch:
-                self._remove(removal, now)
+                if self._log_only and len(removal.rows) <= self.FEW_ROWS:
+                    self._log_few(removal, now)
+                else:
+                    self._remove(removal, now)
         if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
             self._compact()
         return True
 
-    def _remove_one(self, removal: Removal, now: int) -> None:
-        """``_remove`` of a removal of one row: its record's fields read as numbers (no
-        array gathered, none made where the backend keeps no removals)."""
-        cols = self.cols
-        r = int(removal.rows[0])
-        if not cols.live[r]:
+    def _remove_few(self, removal: Removal, now: int) -> None:
+        """A removal of a few rows, checked as ``_apply`` checks them, read as numbers."""
+        rows, live = removal.rows.tolist(), self.cols.live
+        if not all(live.item(r) for r in rows):
             raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
-        if not self._log_only:
+        if len(rows) > 1 and len(set(rows)) < len(rows):
+            raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
+        if self._log_only:
+            self._log_few(removal, now)
+        else:
             self._remove(removal, now)
-            return
-        obs, when = cols.obs_id.item(r), int(now)
+
+    def _log_few(self, removal: Removal, now: int) -> None:
+        """A checked removal of a few rows, logged as its records' fields (a backend
+        that keeps no removal), its rows dropped."""
+        cols = self.cols
+        rows = removal.rows.tolist()
+        eid, obs_id, turn, last, texts = (
+            cols.eid, cols.obs_id, cols.turn, cols.last_access, cols.texts)
         into = removal.merged_into
-        self.forget_log.add_records([(
-            cols.eid.item(r), obs, removal.reason, float(removal.scores[0]), when,
-            when - cols.turn.item(r), cols.last_access.item(r), cols.texts[r],
-            -1 if into is None else int(into[0]))])
-        self._drop_row(r, obs)
+        merged = [-1] * len(rows) if into is None else as_int64(into).tolist()
+        scores = np.asarray(removal.scores, np.float64).tolist()
+        reason, when = removal.reason, int(now)
+        obs = [obs_id.item(r) for r in rows]
+        self.forget_log.add_records([
+            (eid.item(r), o, reason, score, when, when - turn.item(r), last.item(r),
+             texts[r], m) for r, o, score, m in zip(rows, obs, scores, merged, strict=True)])
+        for r, o in zip(rows, obs, strict=True):
+            self._drop_row(r, o)
 
     def _remove(self, removal: Removal, now: int) -> None:
+        """A removal's records as one batch of arrays (the backend's to keep, if it
+        keeps them), its rows dropped."""
         cols = self.cols
         rows = as_int64(removal.rows)  # (the gathers below copy)
         at = rows.tolist()
-        texts = cols.texts
-        if self._log_only:  # the records' fields (no arrays made)
-            eid, obs, turn, last = (a[rows].tolist() for a in (
-                cols.eid, cols.obs_id, cols.turn, cols.last_access))
-            into = removal.merged_into
-            scores = np.asarray(removal.scores, np.float64).tolist()
-            reason, when = removal.reason, int(now)
-            self.forget_log.add_records([
-                (e, o, reason, s, when, when - t, a, texts[r], i) for e, o, s, t, a, r, i
-                in zip(eid, obs, scores, turn, last, at,
-                       [-1] * len(at) if into is None else as_int64(into).tolist(),
-                       strict=True)])
-        else:
-            batch = make_batch(
-                eid=cols.eid[rows], obs_id=cols.obs_id[rows], reason=removal.reason,
-                score=removal.scores, turn=now,
-                age=now - cols.turn[rows], last_access=cols.last_access[rows],
-                texts=[texts[r] for r in at], merged_into=removal.merged_into,
-            )
-            self.forget_log.add(batch)
-            self.backend.on_remove(batch)
-            obs = batch.obs_id.tolist()
-        for r, o in zip(at, obs, strict=True):
+        batch = make_batch(
+            eid=cols.eid[rows], obs_id=cols.obs_id[rows], reason=removal.reason,
+            score=removal.scores, turn=now,
+            age=now - cols.turn[rows], last_access=cols.last_access[rows],
+            texts=[cols.texts[r] for r in at], merged_into=removal.merged_into,
+        )
+        self.forget_log.add(batch)
+        self.backend.on_remove(batch)
+        for r, o in zip(at, batch.obs_id.tolist(), strict=True):
             self._drop_row(r, o)
 
     def _drop_row(self, r: int, obs: int) -> None:

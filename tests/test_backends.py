@@ -319,6 +319,33 @@ def test_a_removal_of_one_dead_row_is_refused(backend: str) -> None:
     store.close()
 
 
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+@pytest.mark.parametrize(("rows", "refused"), [([2, 0], "dead entry"), ([1, 2, 1], "twice")])
+def test_a_removal_of_a_few_rows_is_checked_before_any_goes(
+        backend: str, rows: list[int], refused: str) -> None:
+    """Prevents the few-rows removal path (rows read as numbers) from removing, logging
+    or counting anything of a removal that names a dead row or one row twice: it is
+    refused before any of its rows goes, whatever the order."""
+
+    class Few(Policy):
+        def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
+            if now == 1:
+                return Removal(np.array([0]), "first", np.zeros(1))
+            if now == 3:
+                return Removal(np.array(rows), "few", np.zeros(len(rows)))
+            return None
+
+    store = MemoryStore(Few(), HashingEmbedder(), None, StoreParams(backend=backend))
+    for t in range(3):
+        store.add(f"entry {t}", t)  # (entry 0 goes at the second add)
+    assert store.size == 2 and store.forget_log.counts() == {"first": 1}
+    with pytest.raises(RuntimeError, match=refused):
+        store.add("entry 3", 3)
+    assert store.forget_log.counts() == {"first": 1} and store.size == 3
+    assert store.live_tokens == 6
+    store.close()
+
+
 def test_reinforcement_is_written_at_the_next_boundary() -> None:
     """Prevents a retrieval costing a transaction (the hot path) and reinforcement never
     being written: it reaches the file at the next add, tick or flush."""
