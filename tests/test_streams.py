@@ -77,6 +77,19 @@ def test_only_streams_read_to_the_end_and_not_too_long_are_kept(
     streams.clear()
 
 
+def test_a_streams_blocks_are_its_events_in_order_fresh_or_kept() -> None:
+    """Prevents the blocks a job reads (``streams.blocks``) from dropping, repeating or
+    reordering an event, or from differing between a fresh stream and a kept one: both
+    are the stream's events in lists of the size asked, the last one shorter."""
+    streams.clear()
+    spec = make_spec("lifecycle", "lfu", 1, horizon=40)
+    want = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert list(streams.blocks(spec, iter(range(10)), 4)) == want  # fresh
+    assert list(streams.blocks(spec, iter(range(99)), 4)) == want  # kept
+    assert list(streams.blocks(spec, iter(range(99)), 3))[-1] == [9]
+    streams.clear()
+
+
 def test_a_sweep_runs_a_streams_jobs_together_and_spreads_the_rest() -> None:
     """Prevents the run order splitting a stream's jobs (each split regenerates the
     stream) or piling a slow workload's or policy's jobs into one part of the run (a

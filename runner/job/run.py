@@ -17,7 +17,6 @@ asks each question once, at its own time, and never stores it.
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 import time
@@ -101,6 +100,11 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
         return streams.events(spec, r.workload.events(spec.seed, spec.horizon,
                                                       r.workload_params))
 
+    def stream_blocks() -> Iterator[list[Any]]:
+        """``stream`` in blocks of ``PREFETCH_BLOCK`` events."""
+        return streams.blocks(spec, r.workload.events(spec.seed, spec.horizon,
+                                                      r.workload_params), PREFETCH_BLOCK)
+
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
         memory.foresee(stream())
     cps = checkpoints(spec.horizon)
@@ -112,14 +116,13 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     ask_batch: Callable[[list[Query]], None] | None = (
         partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
         else partial(run.queries, memory) if isinstance(memory, AnswersInBatches) else None)
-    events = stream()
     horizon = spec.horizon
     # the last checkpoint (the horizon) waits for the stream's end, so an event at
     # t == horizon is still counted; an event at ``gate`` or later is looked at closely:
     # the next checkpoint before the horizon is due, or it is past the horizon
     past = math.nextafter(horizon, math.inf)
     gate = cps[0] if len(cps) > 1 else past
-    while block := list(itertools.islice(events, PREFETCH_BLOCK)):
+    for block in stream_blocks():
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
         n, skip = len(block), 0

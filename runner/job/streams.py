@@ -8,14 +8,15 @@ tests): so the jobs of a stream that one process runs one after another can read
 events the first of them generated. The driver orders a sweep's jobs stream by stream
 (``runner.sweep.grid.Subset.run_order``) for this.
 
-``events`` hands a job its stream: the kept events of its stream, or a fresh generation
-that is kept once it has been read to the end (the last ``STREAMS_KEPT`` streams of at
-most ``EVENTS_KEPT`` events each; a longer one is never held whole). Events are frozen:
-a job cannot change what the next one reads.
+``events`` hands a job its stream (``blocks``: in lists of events): the kept events of
+its stream, or a fresh generation that is kept once it has been read to the end (the
+last ``STREAMS_KEPT`` streams of at most ``EVENTS_KEPT`` events each; a longer one is
+never held whole). Events are frozen: a job cannot change what the next one reads.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -24,6 +25,7 @@ from runner.spec.jobspec import JobSpec
 
 STREAMS_KEPT = 3
 EVENTS_KEPT = 200_000
+BLOCK = 256  # ``events`` reads its stream in blocks of this many
 
 _kept: OrderedDict[tuple[Any, ...], list[Any]] = OrderedDict()
 
@@ -38,22 +40,29 @@ def stream_key(spec: JobSpec) -> tuple[Any, ...]:
 def events(spec: JobSpec, generate: Iterable[Any]) -> Iterator[Any]:
     """The events of ``spec``'s stream: kept ones, else ``generate`` (an iterable of
     the stream, read lazily), kept once it is read to its end."""
+    return itertools.chain.from_iterable(blocks(spec, generate, BLOCK))
+
+
+def blocks(spec: JobSpec, generate: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``events`` in lists of ``size`` events, the last one shorter (no layer of
+    Python per event between the stream and the job)."""
     key = stream_key(spec)
     kept = _kept.get(key)
     if kept is not None:
         _kept.move_to_end(key)
-        return iter(kept)
-    return _keeping(key, generate)
+        return (kept[at:at + size] for at in range(0, len(kept), size))
+    return _keeping(key, iter(generate), size)
 
 
-def _keeping(key: tuple[Any, ...], generate: Iterable[Any]) -> Iterator[Any]:
+def _keeping(key: tuple[Any, ...], generate: Iterator[Any], size: int
+             ) -> Iterator[list[Any]]:
     held: list[Any] | None = []
-    for ev in generate:
+    while block := list(itertools.islice(generate, size)):
         if held is not None:
-            held.append(ev)
+            held += block
             if len(held) > EVENTS_KEPT:
                 held = None
-        yield ev
+        yield block
     if held is not None:
         _kept[key] = held
         while len(_kept) > STREAMS_KEPT:
