@@ -24,12 +24,7 @@ from memcore.known_texts import KnownTexts
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
 from memcore.relevance_table import relevance_table
-
-
-def parse_tags(meta: Mapping[str, str] | None) -> list[str]:
-    """The tags of an observation: its meta ``tags``, comma-separated."""
-    raw = (meta or {}).get("tags", "")
-    return [t.strip() for t in raw.split(",") if t.strip()]
+from memcore.text import parse_tags
 
 
 class Bookkeeping:
@@ -224,7 +219,7 @@ class Bookkeeping:
                     f"policy {self.policy.name!r} asked to remove an entry twice")
             for removal in batch:
                 if self._log_only and len(removal.rows) <= self.FEW_ROWS:
-                    self._log_few(removal, now)
+                    self._log_few(removal, removal.rows.tolist(), now)
                 else:
                     self._remove(removal, now)
         if cols.n - cols.n_live >= max(self.COMPACT_MIN_DEAD, cols.n_live):
@@ -234,30 +229,37 @@ class Bookkeeping:
     def _remove_few(self, removal: Removal, now: int) -> None:
         """A removal of a few rows, checked as ``_apply`` checks them, read as numbers."""
         rows, live = removal.rows.tolist(), self.cols.live
-        if not all(live.item(r) for r in rows):
+        if not (live.item(rows[0]) if len(rows) == 1 else all(live.item(r) for r in rows)):
             raise RuntimeError(f"policy {self.policy.name!r} asked to remove a dead entry")
         if len(rows) > 1 and len(set(rows)) < len(rows):
             raise RuntimeError(f"policy {self.policy.name!r} asked to remove an entry twice")
         if self._log_only:
-            self._log_few(removal, now)
+            self._log_few(removal, rows, now)
         else:
             self._remove(removal, now)
 
-    def _log_few(self, removal: Removal, now: int) -> None:
+    def _log_few(self, removal: Removal, rows: list[int], now: int) -> None:
         """A checked removal of a few rows, logged as its records' fields (a backend
         that keeps no removal), its rows dropped."""
         cols = self.cols
-        rows = removal.rows.tolist()
         eid, obs_id, turn, last, texts = (
             cols.eid, cols.obs_id, cols.turn, cols.last_access, cols.texts)
-        into = removal.merged_into
-        merged = [-1] * len(rows) if into is None else as_int64(into).tolist()
-        scores = np.asarray(removal.scores, np.float64).tolist()
-        reason, when = removal.reason, int(now)
-        obs = [obs_id.item(r) for r in rows]
-        self.forget_log.add_records([
-            (eid.item(r), o, reason, score, when, when - turn.item(r), last.item(r),
-             texts[r], m) for r, o, score, m in zip(rows, obs, scores, merged, strict=True)])
+        into, reason, when = removal.merged_into, removal.reason, int(now)
+        if len(rows) == 1:  # (the usual: no list made)
+            r = rows[0]
+            obs = [obs_id.item(r)]
+            self.forget_log.add_records([(
+                eid.item(r), obs[0], reason, float(removal.scores[0]), when,
+                when - turn.item(r), last.item(r), texts[r],
+                -1 if into is None else int(into[0]))])
+        else:
+            merged = [-1] * len(rows) if into is None else as_int64(into).tolist()
+            scores = np.asarray(removal.scores, np.float64).tolist()
+            obs = [obs_id.item(r) for r in rows]
+            self.forget_log.add_records([
+                (eid.item(r), o, reason, score, when, when - turn.item(r), last.item(r),
+                 texts[r], m) for r, o, score, m in zip(rows, obs, scores, merged,
+                                                        strict=True)])
         for r, o in zip(rows, obs, strict=True):
             self._drop_row(r, o)
 
