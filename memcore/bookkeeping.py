@@ -4,8 +4,8 @@ Adding an entry (with supersession: a new assertion of an extracted slot marks t
 slot's previous entry superseded), the policy's hooks at add and tick, the uniform
 budget, removal on the caller's decision, and the one removal path every removal goes
 through: it checks a hook's removals, writes them to the forget log (and the backend),
-and compacts the columns when enough rows are dead. The read side (``retrieve``) and
-durability (``open`` / ``close``) are ``memcore.store``'s.
+and compacts the columns when enough rows are dead. The read side (``retrieve``) is
+``memcore.store``'s, durability (``open`` / ``close``) ``memcore.durable``'s.
 """
 
 from __future__ import annotations

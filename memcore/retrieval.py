@@ -58,6 +58,7 @@ class Ranker:
         self._recent_kth = [-np.inf]  # top_k: the k-th best score of its last answers
         self._kept = KeptRelevance()
         self._dims_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._weighted_of: dict[str, tuple[int, np.ndarray]] = {}  # (``_weighted``)
         self._texts = relevance_table(embedder)
 
     def rows_moved(self) -> None:
@@ -139,12 +140,49 @@ class Ranker:
         """Retrieval score of rows ``[0, n)`` (dead rows get -inf), into a scratch buffer
         the next call overwrites (the hot path: no allocation per query; the same
         operations in the same order as ever)."""
-        n = cols.n
-        if len(self._scratch) < n:
-            self._scratch = np.empty(cols.capacity)
-        score = self._scratch[:n]
+        score = self._scratch_of(cols)
         # (w_rec·recency + w_imp·importance) + w_rel·relevance, the first two kept
         np.multiply(relevance, self._w[2], out=score)
+        return self._plus_base(cols, policy, now, score)
+
+    def scores_by_text(self, cols: Columns, policy: Policy, now: int, text: str
+                       ) -> np.ndarray | None:
+        """``scores(cols, policy, now, relevance(cols, text))`` where that relevance is
+        looked up by text, with no relevance made: the question's relevances by text id
+        weighted once (``_weighted``: the same products), gathered into the scratch
+        buffer; None where it is not looked up by text."""
+        nz, _ = self._query_dims(text)
+        ids = None if len(nz) > self.SPARSE_DIMS else self._text_ids(cols)
+        if ids is None:
+            return None
+        score = self._scratch_of(cols)
+        self._weighted(text).take(ids, out=score, mode="clip")  # (ids in range: no copy)
+        return self._plus_base(cols, policy, now, score)
+
+    def _weighted(self, text: str) -> np.ndarray:
+        """w_rel · the question's relevance to every text id (``_by_text``), kept per
+        text until the table gives a new id or starts over."""
+        values = self._by_text(text)
+        assert self._texts is not None
+        kept = self._weighted_of.get(text)
+        if kept is None or kept[0] != self._texts.generation or len(kept[1]) != len(values):
+            if len(self._weighted_of) >= self.QUERY_TEXTS_KEPT:
+                self._weighted_of.clear()
+            kept = self._weighted_of[text] = (self._texts.generation,
+                                              np.multiply(values, self._w[2]))
+        return kept[1]
+
+    def _scratch_of(self, cols: Columns) -> np.ndarray:
+        """The scratch buffer's rows ``[0, n)``."""
+        if len(self._scratch) < cols.n:
+            self._scratch = np.empty(cols.capacity)
+        return self._scratch[: cols.n]
+
+    def _plus_base(self, cols: Columns, policy: Policy, now: int, score: np.ndarray
+                   ) -> np.ndarray:
+        """``score`` (the relevance term) plus the kept rest, times the strength, dead
+        rows at -inf."""
+        n = cols.n
         score += self._base.at(cols, now)
         strength = policy.strength(cols, now)
         if strength is not None:

@@ -1,12 +1,13 @@
 """The reference memory store: it owns add / retrieve / tick, a policy only reacts.
 
-``MemoryStore`` is three jobs in three modules: the entries' bookkeeping (add with
+``MemoryStore`` is four jobs in four modules: the entries' bookkeeping (add with
 supersession, tick, the budget, the one removal path that writes the forget log:
-``memcore.bookkeeping``), retrieval (the weighted relevance / recency / importance score
-× strength and the columnar top-k: ``memcore.retrieval``), and here what joins them:
-``retrieve`` (rank, then reinforce and let the policy react) and durability. Its
-parameters are ``memcore.params.StoreParams``; the columns of an entry are declared
-once, in ``memcore.fields``.
+``memcore.bookkeeping``), durability (``memcore.durable``: flush, close, reopen),
+retrieval (the weighted relevance / recency / importance score × strength and the
+columnar top-k: ``memcore.retrieval``), and here what joins them: ``retrieve`` (rank,
+then reinforce and let the policy react). Its parameters are
+``memcore.params.StoreParams``; the columns of an entry are declared once, in
+``memcore.fields``.
 
 Persistence is a separate axis (``store.backend``): the numpy columns stay the compute
 engine for every backend, a backend only mirrors them (``memcore.backends``). The
@@ -19,31 +20,24 @@ at ``flush()`` / ``close()``. ``MemoryStore.open`` reopens a SQLite store.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable
-from types import TracebackType
 from typing import TypeVar
 
 import numpy as np
 
-from memcore.backends import Snapshot, make_backend
-from memcore.bookkeeping import Bookkeeping, parse_tags
-from memcore.embed import Embedder
-from memcore.extract.base import Extractor
-from memcore.fields import PERSISTED
-from memcore.forget_log import ForgetLog
+from memcore.durable import Durable
 from memcore.params import StoreParams
 from memcore.policies.base import Policy
 from memcore.retrieval import Hit, Ranker
-from memcore.text import whitespace_tokens
+from memcore.text import parse_tags
 
 __all__ = ["Hit", "MemoryStore", "StoreParams", "parse_tags"]
 
 A = TypeVar("A")  # one question's answer, as an in-turn caller wants it
 
 
-class MemoryStore(Bookkeeping):
+class MemoryStore(Durable):
     """Columnar memory with a pluggable forgetting policy and a forget log."""
 
     @functools.cached_property
@@ -76,7 +70,13 @@ class MemoryStore(Bookkeeping):
         k = min(k, self.cols.n_live)
         if k <= 0:
             return self._no_obs()
-        return self._answer_obs(self.relevance(text), now, k)
+        score = self._ranker.scores_by_text(self.cols, self.policy, now, text)
+        if score is None:
+            return self._answer_obs(self.relevance(text), now, k)
+        order = self._ranker.top_k(score, k, self._live_mask())
+        obs = self.cols.obs_id[order]
+        self._reinforce(order, now, None, text)  # (a relevance made for a hook only)
+        return obs
 
     def _answer(self, relevance: np.ndarray, now: int, k: int) -> list[Hit]:
         """One question's top-k, given its relevance to every row; reinforces them and
@@ -104,13 +104,17 @@ class MemoryStore(Bookkeeping):
         score = self._ranker.scores(self.cols, self.policy, now, relevance)
         return self._ranker.top_k(score, k, self._live_mask()), score
 
-    def _reinforce(self, order: np.ndarray, now: int, relevance: np.ndarray) -> None:
-        """A retrieval's reinforcement of its hits ``order`` and the policy's reaction."""
+    def _reinforce(self, order: np.ndarray, now: int, relevance: np.ndarray | None,
+                   text: str = "") -> None:
+        """A retrieval's reinforcement of its hits ``order`` and the policy's reaction
+        (``relevance``: the question's, else that of ``text``)."""
         cols = self.cols
         cols.last_access[order] = now
         cols.access_count[order] += 1
         if type(self.policy).on_access is Policy.on_access:  # (no hook: nothing to gather)
             return
+        if relevance is None:
+            relevance = self.relevance(text)
         if self._apply(self.policy.on_access(cols, order, now, relevance=relevance[order]),
                        now):
             self.backend.commit(cols, self._slot_names, self.peak_size)
@@ -214,86 +218,3 @@ class MemoryStore(Bookkeeping):
     def _compact(self) -> None:
         self._ranker.rows_moved()
         super()._compact()
-
-    # -- durability ---------------------------------------------------------
-    def flush(self) -> None:
-        """Commit what the backend has not written yet (retrieval reinforcement)."""
-        self.backend.commit(self.cols, self._slot_names, self.peak_size)
-
-    def close(self) -> None:
-        """Flush and release the backend (a temporary SQLite file is deleted)."""
-        self.flush()
-        self.backend.close()
-
-    def __enter__(self) -> MemoryStore:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    @classmethod
-    def open(
-        cls,
-        path: str,
-        policy: Policy,
-        embedder: Embedder,
-        extractor: Extractor | None = None,
-        params: StoreParams | None = None,
-    ) -> MemoryStore:
-        """Reopen the durable store at ``path`` (``params.backend``, sqlite by default).
-
-        Restored: every live entry with all its persisted columns (``memcore.fields``) as
-        of the last commit (the embedding is recomputed with ``embedder``), so the slot
-        links (supersession), the tags, access counts and last accesses and a policy's
-        own columns (score, tier, since); the forget log in order, the next entry id and
-        the peak size. Not restored: reinforcement since the last commit, the rows of
-        removed entries awaiting compaction (the reopened columns are compact), tag bit
-        order (tags match by name), and any state a policy keeps outside the columns
-        (none of the registered policies do).
-        ValueError if ``path`` holds no store or an inconsistent one.
-        """
-        p = params or StoreParams()
-        p = dataclasses.replace(p, backend="sqlite" if p.backend == "memory" else p.backend,
-                                path=str(path))
-        backend = make_backend(p.backend, p.path, reopen=True)
-        problems = backend.problems()
-        if problems:
-            backend.close()
-            raise ValueError(f"store {str(path)!r} is inconsistent: {'; '.join(problems)}")
-        store = cls(policy, embedder, extractor, p, backend=backend)
-        store._restore(backend.load())
-        backend.resync(store.cols)
-        return store
-
-    def _restore(self, snap: Snapshot) -> None:
-        """Fill the empty columns with a reopened backend's entries: the text, tags and
-        slot through their codecs (embedding, tag bits, slot interning and heads), every
-        other persisted field as it is, a column at a time."""
-        cols, entries = self.cols, snap.entries
-        start = cols.n
-        for e in entries:
-            row = cols.append(self.embedder.embed(e.text))
-            sid = -1
-            if e.slot is not None:
-                sid = self._slot_ids.setdefault(e.slot, len(self._slot_ids))
-                if sid == len(self._slot_names):
-                    self._slot_names.append(e.slot)
-                if not e.superseded:   # the live, unsuperseded entry of a slot is its head
-                    self._slot_head[sid] = row
-            cols.slot[row] = sid
-            cols.tags[row] = cols.tag_mask(list(e.tags))
-            cols.ntok[row] = whitespace_tokens(e.text)
-            cols.texts[row] = e.text
-            self._row_of_obs[e.obs_id] = row
-            self.live_tokens += int(cols.ntok[row])
-        rows = slice(start, cols.n)
-        for f in PERSISTED:
-            if f.codec == "value":
-                getattr(cols, f.name)[rows] = [getattr(e, f.name) for e in entries]
-        self.forget_log = ForgetLog.from_records(snap.forgotten, self._log_keep())
-        last = max((e.eid for e in entries), default=-1)
-        self._next_eid = max([last, *(r.eid for r in snap.forgotten)]) + 1
-        self.peak_size = max(snap.peak_size, cols.n_live)
-        if cols.text_generation is not None:  # (the rows' text ids are given when asked)
-            cols.text_generation = -1

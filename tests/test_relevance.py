@@ -110,7 +110,9 @@ def test_relevance_by_text_is_the_sum_per_row_through_restarts_and_reopening(
     read with another text's id, ids void after the table started over (a small table
     forces restarts, in an add and in a question) or after a compaction, a reopened store
     whose rows carry no ids yet, two stores of one process sharing the table, and
-    questions caught up together or (past ``CATCH_UP_FLOATS``) one by one."""
+    questions caught up together or (past ``CATCH_UP_FLOATS``) one by one; and scores
+    from the weighted relevances kept by text id (``Ranker.scores_by_text``) that differ
+    from the scores of the sums."""
     from memcore import relevance_table
 
     monkeypatch.setattr(relevance_table.RelevanceTable, "CATCH_UP_FLOATS", together)
@@ -142,6 +144,12 @@ def test_relevance_by_text_is_the_sum_per_row_through_restarts_and_reopening(
                 want = cols.dot(nz, q[nz])
                 assert np.array_equal(many[i], want) and np.array_equal(
                     ranker.relevance(cols, t), want)
+                by_text = ranker.scores_by_text(cols, store.policy, step, t)
+                assert (by_text is None) == (cols.text_generation is None)
+                if by_text is not None:  # (the weighted relevances kept by text id)
+                    by_text = by_text.copy()  # (both write the scratch buffer)
+                    assert np.array_equal(by_text,
+                                          ranker.scores(cols, store.policy, step, want))
             if store is not stores[-1]:  # (keep_all's outgrow it: summed per row then)
                 assert cols.text_generation == table.generation
         generations.add(table.generation)
