@@ -28,9 +28,9 @@ class ScoreBase:
         self._rec_n = 0
         self._rec_table = np.empty(0)  # w_rec·recency_base ** age for ages 0, 1, ...
         self._rec_rev = np.empty(0)  # the same, backwards
-        self._imp, self._imp_rows = np.empty(0), RowsKept()  # ``_importance``'s values
-        # ``_turn_range``'s rows read, and their least and greatest turn
-        self._turn_rows, self._turns = RowsKept(), (2**63 - 1, -(2**63))
+        # ``_kept``'s: the weighted importances, the rows they and the turns' range cover,
+        # and the least and greatest turn
+        self._imp, self._rows, self._turns = np.empty(0), RowsKept(), (2**63 - 1, -(2**63))
 
     def rows_moved(self) -> None:
         """The columns were compacted: the values kept at this time no longer line up."""
@@ -51,7 +51,7 @@ class ScoreBase:
             out = self._rec[done:n]
             # the recency of an age is the same number wherever it is computed: from a
             # table of ages 0, 1, 2, ..., weighted
-            lo, hi = self._turn_range(cols)
+            lo, hi = self._kept(cols)
             rev = self._rec_rev  # (the table backwards: entry now - turn is age turn)
             if lo >= 0 and hi <= now < len(rev):  # every turn a time of the table's
                 np.take(rev[len(rev) - 1 - now:], cols.turn[done:n], out=out, mode="clip")
@@ -68,30 +68,22 @@ class ScoreBase:
                     np.take(table, age, out=out, mode="clip")
                 else:
                     np.multiply(np.exp(age * self._log_base), self._w_rec, out=out)
-            out += self._importance(cols)[done:n]
+            out += self._imp[done:n]
             self._rec_n = n
         return self._rec[:n]
 
-    def _importance(self, cols: Columns) -> np.ndarray:
-        """``w_imp·importance`` of rows ``[0, n)``, kept: only an add writes a row's
-        importance, so only the rows added since the last call are computed (all of
-        them again after a compaction, or for other columns)."""
-        n, done = cols.n, self._imp_rows.first_new(cols)
+    def _kept(self, cols: Columns) -> tuple[int, int]:
+        """The least and the greatest turn of rows ``[0, n)``, their ``w_imp·importance``
+        kept in ``_imp``: only an add writes a row's importance and turn, so only the
+        rows added since the last call are read (all of them again after a compaction,
+        or for other columns)."""
+        n, done = cols.n, self._rows.first_new(cols)
         if len(self._imp) < n:
             self._imp, done = np.empty(cols.capacity), 0
-        if done < n:
-            np.multiply(cols.importance[done:n], self._w_imp, out=self._imp[done:n])
-            self._imp_rows.filled(cols)
-        return self._imp[:n]
-
-    def _turn_range(self, cols: Columns) -> tuple[int, int]:
-        """The least and the greatest turn of rows ``[0, n)``, kept: only an add writes a
-        row's turn, so only the rows added since the last call are read (all of them
-        again after a compaction, or for other columns)."""
-        n, done = cols.n, self._turn_rows.first_new(cols)
         lo, hi = self._turns if done else (2**63 - 1, -(2**63))
         if done < n:
+            np.multiply(cols.importance[done:n], self._w_imp, out=self._imp[done:n])
             new = cols.turn[done:n].tolist()
             lo, hi = self._turns = min(lo, *new), max(hi, *new)
-            self._turn_rows.filled(cols)
+            self._rows.filled(cols)
         return lo, hi
