@@ -26,6 +26,7 @@ from workloads import (
     ObserveTruth,
     Query,
     QueryTruth,
+    Tick,
     Vocabulary,
     current_builtin_names,
 )
@@ -386,12 +387,15 @@ class _AtHorizon:
     @dataclass(frozen=True)
     class Params:
         late: int = 0  # how far past the horizon the query comes
+        tick: int = 0  # how far past the horizon a last tick comes (0: none)
 
     def events(self, seed: int, horizon: int, params: Any) -> Iterator[Event]:
         yield Observe(0, "Ann's home city is oslo.", ObserveTruth("ann.home_city", "oslo",
                                                                   "fact"))
         yield Query(horizon + params.late, "What is Ann's home city?",
                     QueryTruth("ann.home_city", "oslo", frozenset(), "fact"))
+        if params.tick:
+            yield Tick(horizon + params.tick)
 
     def vocabulary(self) -> Vocabulary:
         return Vocabulary(("ann",), (("home city", "home_city"),))
@@ -403,7 +407,8 @@ class _AtHorizon:
 def test_a_query_at_the_horizon_is_scored_and_one_past_it_is_an_error() -> None:
     """Prevents the silent loss a user met writing a trace workload: a query at
     t == horizon used to fall after the final checkpoint (nan metrics); it is scored, and
-    an event past the horizon stops the job with a message naming the workload."""
+    an event past the horizon stops the job with a message naming the workload (a tick
+    too, for a memory whose ticks change nothing: the harness skips those)."""
     if _AtHorizon.name not in WORKLOADS:  # as a file plugin: not one of fbench's own
         WORKLOADS.add(_AtHorizon.name, _AtHorizon(),  # (listed by later tests' lists)
                       file_origin(sys.modules[__name__], f"{__name__}:_AtHorizon"))
@@ -411,6 +416,8 @@ def test_a_query_at_the_horizon_is_scored_and_one_past_it_is_an_error() -> None:
     assert got["n_queries"] == 1 and got["recall_at_k"] == 1.0
     with pytest.raises(ValueError, match="yielded an event at t=11, past the horizon 10"):
         run_job(make_spec(_AtHorizon.name, "keep_all", 0, params=[("workload.late", 1)]))
+    with pytest.raises(ValueError, match="yielded an event at t=12, past the horizon 10"):
+        run_job(make_spec(_AtHorizon.name, "keep_all", 0, params=[("workload.tick", 2)]))
 
 
 @pytest.mark.slow

@@ -122,7 +122,11 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     # the next checkpoint before the horizon is due, or it is past the horizon
     past = math.nextafter(horizon, math.inf)
     gate = cps[0] if len(cps) > 1 else past
+    # ticks that change nothing are not looked at (one past the horizon still is): no
+    # checkpoint row is another for it, as nothing changes until the next event
     for block in stream_blocks():
+        if run.ticks_ignored:
+            block = [ev for ev in block if type(ev) is not Tick or ev.t > horizon]
         if prefetch is not None:
             prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
         n, skip = len(block), 0

@@ -75,6 +75,8 @@ class JobRun:
         self._linked_slot = memory.linked_slot if isinstance(memory, LinksSlots) else None
         self.diagnoses = self._linked_slot is not None
         self.latency = LatencyStats()
+        # the memory has said its ticks change nothing (``IgnoresTicks``: asked once)
+        self.ticks_ignored = isinstance(memory, IgnoresTicks) and memory.ignores_ticks()
 
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         """What each kind of event does, as bound methods in a new dict: a dict held by
@@ -84,10 +86,9 @@ class JobRun:
         A memory that gives answers as ids is asked a lone question that way too (no
         hit made); one whose ticks change nothing is not told them."""
         memory = self.memory
-        ignored = isinstance(memory, IgnoresTicks) and memory.ignores_ticks()
         return {Observe: self.observe,
                 Query: self.query_as_ids if isinstance(memory, AnswersAsIds) else self.query,
-                Tick: self._ignore if ignored else self.tick}
+                Tick: self._ignore if self.ticks_ignored else self.tick}
 
     def observe(self, ev: Observe) -> None:
         obs = self.next_obs
