@@ -90,45 +90,29 @@ class LatencyStats:
     LOW_MS = 1e-3
     RATIO = 1.01
     N_BINS = math.ceil(math.log(1e6 / LOW_MS) / math.log(RATIO)) + 1
-    PENDING = 512  # samples binned together (array operations), at most this many held
 
     def __init__(self) -> None:
         self.n = 0
         self.total = 0.0
         # bin -> its samples, the bins met only (a job's latencies fill a few dozen): a
-        # quantile over the few bins met
+        # count a query with no numpy call, a quantile over the few bins met
         self.counts: dict[int, int] = {}
-        self._pending: list[float] = []  # samples not binned yet
+        self._log_ratio = math.log(self.RATIO)
 
     def add(self, ms: float) -> None:
-        pending = self._pending
-        pending.append(ms)
-        if len(pending) >= self.PENDING:
-            self._bin()
-
-    def _bin(self) -> None:
-        """Bin the pending samples: bin 0 up to ``LOW_MS``, then bins ``RATIO`` wide."""
-        if not self._pending:
-            return
-        ms = np.array(self._pending)
-        self._pending = []
-        self.n += len(ms)
-        self.total += float(ms.sum())
-        above = ms > self.LOW_MS
-        bins = np.zeros(len(ms), dtype=np.int64)
-        bins[above] = np.log(ms[above] / self.LOW_MS) / math.log(self.RATIO) + 1
+        self.n += 1
+        self.total += ms
+        b = 0 if ms <= self.LOW_MS else int(math.log(ms / self.LOW_MS) / self._log_ratio) + 1
+        if b >= self.N_BINS:
+            b = self.N_BINS - 1
         counts = self.counts
-        for b, k in zip(*np.unique(np.minimum(bins, self.N_BINS - 1), return_counts=True),
-                        strict=True):
-            counts[int(b)] = counts.get(int(b), 0) + int(k)
+        counts[b] = counts.get(b, 0) + 1
 
     def mean(self) -> float:
-        self._bin()
         return self.total / self.n if self.n else float("nan")
 
     def quantile(self, q: float) -> float:
         """The ``q`` quantile (the sample of rank ``ceil(q·n)``), to within 0.5%."""
-        self._bin()
         if not self.n:
             return float("nan")
         rank = max(1, math.ceil(q * self.n))
