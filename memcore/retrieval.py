@@ -43,7 +43,7 @@ class Ranker:
     TOPK_SAMPLE = 2048  # top_k: the newest rows that give the top-k floor
     TOPK_SAMPLE_MANY = 256  # top_k_many's sample (a batch scans its rows once)
     TOPK_GROUP = 16  # top_k: rows per group whose maxima give a floor
-    TOPK_FEW = 64  # top_k: rows above a floor ranked in Python (no array calls)
+    TOPK_FEW = 64  # top_k: rows above a floor sorted whole (no partition)
     TOPK_RECENT = 8  # top_k: the last answers whose k-th best scores give a first floor
     SPARSE_DIMS = 64  # relevance: a query this sparse is summed over posting lists
     QUERY_TEXTS_KEPT = 4096  # query texts whose dimensions are kept
@@ -272,21 +272,16 @@ class Ranker:
         if cand is None and (live is None or 2 * np.count_nonzero(live) > n):
             # (a store mostly dead ranks its live rows: fewer than the groups scan)
             cand = self._above_group_floor(score, k)
-        if cand is not None and len(cand) <= self.TOPK_FEW:
-            # a few rows above a floor (none NaN): (score, row) pairs, largest first,
-            # are best first and the newer row first on a tie
-            pairs = zip(score[cand].tolist(), cand.tolist(), strict=True)
-            best = sorted(pairs, reverse=True)[:k]
-            self._recent(best[-1][0])
-            return np.array([row for _, row in best], dtype=np.int64)
         if cand is None:
             cand = np.arange(n) if live is None else np.flatnonzero(live)
-        if k < len(cand):
+        if len(cand) > self.TOPK_FEW and k < len(cand):  # those reaching the k-th best
             sub = score[cand]
             cand = cand[sub >= np.partition(sub, len(sub) - k)[len(sub) - k]]
-        rows = cand[np.lexsort((-cand, -score[cand]))][:k]
-        self._recent(score.item(rows[-1]))
-        return rows
+        # by score, then the newer row first
+        sub = score[cand]
+        best = np.lexsort((-cand, -sub))[:k]
+        self._recent(sub.item(best[-1]))
+        return cand[best]
 
     def _recent(self, kth: float) -> None:
         """Keep an answer's k-th best score, among the last ``TOPK_RECENT``."""
