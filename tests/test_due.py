@@ -62,13 +62,16 @@ def check_every_add(monkeypatch: pytest.MonkeyPatch, cls: type[Policy],
     ("lifecycle", "pinned.ebbinghaus", (("policy.tau", "20"),)),
     ("lifecycle", "ebbinghaus", (("policy.tau", "10"), ("store.budget", "300"))),
 ])
+@pytest.mark.parametrize("waiting", [Ebbinghaus.WAITING, 10**6])
 def test_scheduled_removals_equal_a_check_of_every_row(
         monkeypatch: pytest.MonkeyPatch, workload: str, policy: str,
-        params: tuple[tuple[str, str], ...]) -> None:
+        params: tuple[tuple[str, str], ...], waiting: int) -> None:
     """Prevents a decay policy that misses a due entry, removes one early, or reorders
     its removals: the schedule must give, at every add of a whole job (supersession,
     pins, a budget's removals and compactions included), the rows and scores a check
-    of every row gives."""
+    of every row gives; with new rows scheduled in groups, or only when one of them
+    could be due (``Ebbinghaus.WAITING`` out of reach)."""
+    monkeypatch.setattr(Ebbinghaus, "WAITING", waiting)
     spec = make_spec(workload, policy, 1, params=params)
     assert check_every_add(monkeypatch, Ebbinghaus, every_row, spec) > 50  # it prunes, often
 
@@ -282,16 +285,34 @@ def test_learned_forget_reads_every_row_once_an_entry_is_past_the_tables_ages(
     ("lifecycle", (("policy.tau", "10"), ("store.budget", "300"))),
     ("lifecycle", (("policy.prune_threshold", "0"),)),
 ])
+@pytest.mark.parametrize("waiting", [Ebbinghaus.WAITING, 10**6])
 def test_an_add_in_the_quiet_turns_would_have_removed_nothing(
         monkeypatch: pytest.MonkeyPatch, workload: str,
-        params: tuple[tuple[str, str], ...]) -> None:
+        params: tuple[tuple[str, str], ...], waiting: int) -> None:
     """Prevents the quiet turns (``Policy.quiet_until``: adds that skip ebbinghaus's
     ``on_add``) from leaving a due entry in the store or changing a number: after every
     add of a whole job no live row is below the threshold (as after an ``on_add``), adds
     do skip it, and every checkpoint's metrics equal the job's with an ``on_add`` at
-    every add."""
+    every add; new rows waiting to be scheduled in groups, or as long as none of them
+    could be due."""
+    monkeypatch.setattr(Ebbinghaus, "WAITING", waiting)
     check_quiet_turns(monkeypatch, Ebbinghaus, every_row,
                       make_spec(workload, "ebbinghaus", 3, params=params))
+
+
+def test_ebbinghaus_quiet_turns_end_before_a_waiting_entry_can_be_due() -> None:
+    """Prevents quiet turns that outlast an entry not scheduled yet (new rows wait to be
+    scheduled together; whole jobs rarely tell, an older entry bounds the turns first):
+    an entry of importance 0 added at turn 0 and still waiting at turn 5 can be due at
+    ``tau · ln(1/threshold)``, and the quiet turns end a turn before."""
+    policy = Ebbinghaus(Ebbinghaus.Params(tau=10.0))
+    cols = Columns(dim=8)
+    for t in (0, 5):
+        row = cols.append(np.eye(8)[t])
+        cols.turn[row], cols.eid[row], cols.importance[row] = t, row, 0.0
+        assert policy.on_add(cols, row, t) is None
+    first_due = 10.0 * math.log(1 / policy.params.prune_threshold)
+    assert first_due - 2 < policy.quiet_until(cols, 5) <= first_due - 1
 
 
 @pytest.mark.parametrize(("workload", "params"), [

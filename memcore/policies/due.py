@@ -77,6 +77,14 @@ class DueSchedule:
                 heapq.heappush(heap, (early(turn.item(row) + offset), eid.item(row), row,
                                       layout))
 
+    def schedule_dues(self, cols: Columns, rows: np.ndarray, dues: np.ndarray) -> None:
+        """``schedule(cols, row, due)`` of each row and its due turn (inf: never due)."""
+        heap, layout, push = self._heap, cols.layout, heapq.heappush
+        for due, eid, row in zip(dues.tolist(), cols.eid[rows].tolist(), rows.tolist(),
+                                 strict=True):
+            if due < math.inf:
+                push(heap, (due, eid, row, layout))
+
     def quiet_until(self, unscheduled: float) -> float:
         """A turn before which no entry can be due: the earliest scheduled bound, and
         ``unscheduled`` (the earliest turn an entry not scheduled yet can be due) less

@@ -17,7 +17,7 @@ import numpy as np
 
 from memcore.columns import Columns
 from memcore.policies.base import Policy, Removal, register_policy
-from memcore.policies.due import DueSchedule
+from memcore.policies.due import EARLY, DueSchedule, early
 from memcore.rows_kept import RowsKept
 
 
@@ -70,6 +70,10 @@ class Ebbinghaus(Policy):
         self._strength_view = self._strength  # (read-only, of the same buffer)
         self._strength_rows = RowsKept()
         self._factors = np.array([1.0, p.superseded_strength])  # by the flag
+        # rows handed out by ``newer_rows`` but not scheduled yet: the first's entry id
+        # (None: none), their least turn and their number
+        self._waiting: int | None = None
+        self._waiting_turn, self._waiting_n = math.inf, 0
 
     def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
         """``R`` of ``rows`` at ``now``."""
@@ -108,9 +112,29 @@ class Ebbinghaus(Policy):
                 math.inf if math.isinf(log_ratio) else scale * log_ratio)
         return offset
 
+    WAITING = 32  # new rows scheduled together once this many wait
+
+    def _schedule_waiting(self, cols: Columns, first_eid: int) -> None:
+        """Schedule the waiting rows (from the first's entry id to the last row), each
+        at its (importance, superseded) offset, as ``_offset`` and ``DueSchedule.bound``
+        compute it, element for element (the same numbers)."""
+        n = cols.n
+        first = int(np.searchsorted(cols.eid[:n], first_eid))
+        self._waiting, self._waiting_turn, self._waiting_n = None, math.inf, 0
+        rows = first + np.flatnonzero(cols.live[first:n])
+        p = self.params
+        scale = p.tau * (1.0 + p.gain * cols.importance[rows])
+        offset = scale * np.where(cols.superseded[rows], self._log_superseded,
+                                  self._log_fresh)
+        finite = np.isfinite(offset)  # (an infinite offset: never due)
+        rows, due = rows[finite], cols.turn[rows[finite]] + offset[finite]
+        self._due.schedule_dues(cols, rows, due - EARLY * (np.abs(due) + 1.0))
+
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live entries with ``R`` below the threshold, of those that can be
-        (``DueSchedule``): the same rows, in the same order, as a check of every row."""
+        (``DueSchedule``): the same rows, in the same order, as a check of every row.
+        New rows wait to be scheduled together: a fresh entry is not due before
+        ``tau · ln(1/threshold)`` turns, and one superseded is scheduled at once."""
         due = self._due
         superseded_col = cols.superseded
         head = cols.superseded_by_newest
@@ -120,15 +144,19 @@ class Ebbinghaus(Policy):
                 self._strength[head] = self.params.superseded_strength
             else:
                 kept.forget()
-        importance, offset = cols.importance, self._offset
         new = due.newer_rows(cols)
-        if new:  # every new row, at its (importance, superseded) offset
-            due.schedule_rows(cols, new, [offset(importance.item(i), superseded_col.item(i))
-                                          for i in new])
-        superseded = due.newly_superseded(cols)
-        if superseded >= 0:
-            due.schedule_rows(cols, range(superseded, superseded + 1),
-                              [offset(importance.item(superseded), True)])
+        if new:  # new rows wait to be scheduled together (``_schedule_waiting``)
+            if self._waiting is None:
+                self._waiting = cols.eid.item(new.start)
+            self._waiting_turn = min(self._waiting_turn, *cols.turn[new.start:new.stop].tolist())
+            self._waiting_n += len(new)
+        if 0 <= head < cols.n and cols.live.item(head) and superseded_col.item(head):
+            # superseded by this add (it was waiting, or is scheduled fresh): due sooner
+            due.schedule_rows(cols, range(head, head + 1),
+                              [self._offset(cols.importance.item(head), True)])
+        if self._waiting is not None and (self._waiting_n >= self.WAITING or now >= early(
+                self._waiting_turn + self._min_fresh) - 1.0):
+            self._schedule_waiting(cols, self._waiting)
         few = due.candidates(cols, now)
         if not few:
             return None
@@ -149,7 +177,7 @@ class Ebbinghaus(Policy):
         ln(1/threshold)`` (its stability is at least ``tau``): until then an add that
         supersedes nothing prunes nothing (``tests/test_due.py`` checks the removals
         against an ``on_add`` at every add)."""
-        return self._due.quiet_until(now + self._min_fresh)
+        return self._due.quiet_until(min(now, self._waiting_turn) + self._min_fresh)
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         """``superseded_strength`` for a superseded row, else 1 (a read-only view of the
