@@ -430,3 +430,20 @@ def test_ebbinghaus_kept_strength_equals_the_superseded_column(
     run_job(make_spec(workload, policy, 2, params=params))
     layouts, superseded = zip(*calls, strict=True)
     assert len(calls) > 100 and max(layouts) > 0 and max(superseded) > 0
+
+
+def test_a_removal_made_through_its_slots_is_the_dataclass_value() -> None:
+    """Prevents ``make_removal`` (the decay policies' hot path) from making something
+    other than ``Removal(rows, reason, scores)``: the same fields, no merge, equal as
+    a value, and as frozen."""
+    import dataclasses
+
+    from memcore.policies.base import make_removal
+
+    rows, scores = np.array([3, 1], dtype=np.int64), np.array([0.25, 0.5])
+    fast, slow = make_removal(rows, "decayed", scores), Removal(rows, "decayed", scores)
+    assert type(fast) is Removal and fast == slow and fast.merged_into is None
+    assert [getattr(fast, f.name) is getattr(slow, f.name)
+            for f in dataclasses.fields(Removal)] == [True] * 4
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.reason = "other"  # type: ignore[misc]

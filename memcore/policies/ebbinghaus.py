@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memcore.columns import Columns
-from memcore.policies.base import Policy, Removal, register_policy
+from memcore.policies.base import Policy, Removal, make_removal, register_policy
 from memcore.policies.due import EARLY, DueSchedule, early
 from memcore.rows_kept import RowsKept
 
@@ -99,7 +99,7 @@ class Ebbinghaus(Policy):
         if not gone:
             return None
         self._due.removed([cols.eid.item(row) for row in gone])
-        return Removal(np.array(gone, dtype=np.int64), "decayed", np.array(scores))
+        return make_removal(np.array(gone, dtype=np.int64), "decayed", np.array(scores))
 
     def _offset(self, importance: float, superseded: bool) -> float:
         """Stability x ln(factor / threshold) of an entry (inf: never due), kept."""

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from memcore.columns import Columns
-from memcore.policies.base import Policy, Removal, register_policy
+from memcore.policies.base import Policy, Removal, make_removal, register_policy
 
 
 @register_policy("last_write_wins")
@@ -31,7 +31,7 @@ class LastWriteWins(Policy):
             head = cols.superseded_by_newest
             if head < 0 or not cols.live[head]:  # (a wrapper's view may hide it)
                 return None
-            return Removal(np.array([head], dtype=np.int64), "superseded", np.zeros(1))
+            return make_removal(np.array([head], dtype=np.int64), "superseded", np.zeros(1))
         self._checked = True
         n = cols.n
         gone = np.flatnonzero(cols.live[:n] & cols.superseded[:n])

@@ -30,7 +30,7 @@ import numpy as np
 from memcore.columns import Columns
 from memcore.importance import IMPORTANCES
 from memcore.learned.strength_index import StrengthIndex
-from memcore.policies.base import Policy, Removal, register_policy
+from memcore.policies.base import Policy, Removal, make_removal, register_policy
 from memcore.policies.due import DueSchedule
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ class LearnedForget(Policy):
         if not gone:
             return None
         due.removed([cols.eid.item(i) for i in gone])
-        return Removal(np.array(gone, dtype=np.int64), "learned", np.array(scores))
+        return make_removal(np.array(gone, dtype=np.int64), "learned", np.array(scores))
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:
         n = cols.n
