@@ -77,11 +77,11 @@ class DueSchedule:
                 heapq.heappush(heap, (early(turn.item(row) + offset), eid.item(row), row,
                                       layout))
 
-    def schedule_dues(self, cols: Columns, rows: np.ndarray, dues: np.ndarray) -> None:
+    def schedule_dues(self, cols: Columns, rows: range, dues: np.ndarray) -> None:
         """``schedule(cols, row, due)`` of each row and its due turn (inf: never due)."""
         heap, layout, push = self._heap, cols.layout, heapq.heappush
-        for due, eid, row in zip(dues.tolist(), cols.eid[rows].tolist(), rows.tolist(),
-                                 strict=True):
+        for due, eid, row in zip(dues.tolist(), cols.eid[rows.start:rows.stop].tolist(),
+                                 rows, strict=True):
             if due < math.inf:
                 push(heap, (due, eid, row, layout))
 

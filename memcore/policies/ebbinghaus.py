@@ -128,18 +128,18 @@ class Ebbinghaus(Policy):
     def _schedule_waiting(self, cols: Columns, first_eid: int) -> None:
         """Schedule the waiting rows (from the first's entry id to the last row), each
         at its (importance, superseded) offset, as ``_offset`` and ``DueSchedule.bound``
-        compute it, element for element (the same numbers)."""
+        compute it, element for element (the same numbers). A row removed meanwhile is
+        scheduled too: it is dropped when its turn comes (``DueSchedule.candidates``)."""
         n = cols.n
         first = int(np.searchsorted(cols.eid[:n], first_eid))
         self._waiting, self._waiting_turn, self._waiting_n = None, math.inf, 0
-        rows = first + np.flatnonzero(cols.live[first:n])
+        if math.isinf(self._min_fresh):  # (a threshold of 0: nothing is ever due)
+            return
         p = self.params
-        scale = p.tau * (1.0 + p.gain * cols.importance[rows])
-        offset = scale * np.where(cols.superseded[rows], self._log_superseded,
-                                  self._log_fresh)
-        finite = np.isfinite(offset)  # (an infinite offset: never due)
-        rows, due = rows[finite], cols.turn[rows[finite]] + offset[finite]
-        self._due.schedule_dues(cols, rows, due - EARLY * (np.abs(due) + 1.0))
+        scale = p.tau * (1.0 + p.gain * cols.importance[first:n])
+        due = cols.turn[first:n] + scale * np.where(cols.superseded[first:n],
+                                                    self._log_superseded, self._log_fresh)
+        self._due.schedule_dues(cols, range(first, n), due - EARLY * (np.abs(due) + 1.0))
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live entries with ``R`` below the threshold, of those that can be
