@@ -73,8 +73,6 @@ class Ebbinghaus(Policy):
         # rows handed out by ``newer_rows`` but not scheduled yet: the first's entry id
         # (None: none), their least turn and their number
         self._waiting: int | None = None
-        # ``_prune_few``'s retentions by (importance, superseded, age)
-        self._retention_of: dict[tuple[float, bool, int], float] = {}
         self._waiting_turn, self._waiting_n = math.inf, 0
 
     def retention(self, cols: Columns, now: int, rows: np.ndarray) -> np.ndarray:
@@ -84,26 +82,17 @@ class Ebbinghaus(Policy):
         r = np.exp(-(now - cols.turn[rows]) / stability)
         return np.where(cols.superseded[rows], r * p.superseded_strength, r)
 
-    RETENTIONS_KEPT = 1 << 16
-
     def _prune_few(self, cols: Columns, now: int, rows: list[int]) -> Removal | None:
         """``on_add``'s pruning of a few candidate rows, one by one: ``retention``'s
-        operations on each row's numbers (the same results: ``tests/test_due.py``),
-        kept by (importance, superseded, age): entries fall below at few ages."""
+        operations on each row's numbers (the same results: ``tests/test_due.py``)."""
         p = self.params
         gone, scores = [], []
         importance, turn, superseded = cols.importance, cols.turn, cols.superseded
-        kept = self._retention_of
-        if len(kept) > self.RETENTIONS_KEPT:
-            kept.clear()
         for row in rows:
-            key = (importance.item(row), superseded.item(row), now - turn.item(row))
-            r = kept.get(key)
-            if r is None:
-                r = float(np.exp(-key[2] / (p.tau * (1.0 + p.gain * key[0]))))
-                if key[1]:
-                    r = r * p.superseded_strength
-                kept[key] = r
+            stability = p.tau * (1.0 + p.gain * importance.item(row))
+            r = float(np.exp(-(now - turn.item(row)) / stability))
+            if superseded.item(row):
+                r = r * p.superseded_strength
             if r < p.prune_threshold:
                 gone.append(row)
                 scores.append(r)
