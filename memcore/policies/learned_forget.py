@@ -100,8 +100,6 @@ class LearnedForget(Policy):
         self._fresh: tuple[int, int] = (-1, 0)  # (table build, ``_soonest_fresh``)
         # (table build, combination -> the first age it is below the threshold)
         self._firsts: tuple[int, dict[int, int]] = (-1, {})
-        # (table build, (combination, age) -> ``_prune_few``'s score, -1: not below)
-        self._scores: tuple[int, dict[tuple[int, int], float]] = (-1, {})
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
         self._index = StrengthIndex(self._table)  # ``strength``'s, into the table
@@ -221,29 +219,18 @@ class LearnedForget(Policy):
                 for imp in IMPORTANCES for slotted in (False, True)))
         return self._fresh[1]
 
-    SCORES_KEPT = 1 << 16
-
     def _prune_few(self, cols: Columns, now: int, rows: list[int], ages: list[int]
                    ) -> Removal | None:
         """``on_add``'s reading of a few candidate rows (ages within the table), one by
         one: the same table values, the same rows kept for later and removed, the same
-        scores (``tests/test_due.py``). A row's score, or -1 if it stays, is kept by its
-        combination and age (entries of one combination fall below at one age)."""
-        due, table = self._due, self._table
-        if self._scores[0] != table.builds or len(self._scores[1]) > self.SCORES_KEPT:
-            self._scores = (table.builds, {})
-        kept = self._scores[1]
+        scores (``tests/test_due.py``)."""
+        due, table, k = self._due, self._table, self._k_log_retention
         gone, scores = [], []
         for i, age in zip(rows, ages, strict=True):
-            combo = self._combination(cols, i)
-            score = kept.get((combo, age), 0.0)
-            if score == 0.0:  # (not kept: read from the table)
-                log_r = table.read_one(self._k_log_retention, combo, age)
-                score = kept[combo, age] = (float(np.exp(np.float64(log_r)))
-                                            if log_r < self._log_threshold else -1.0)
-            if score >= 0.0:
+            log_r = table.read_one(k, self._combination(cols, i), age)
+            if log_r < self._log_threshold:
                 gone.append(i)
-                scores.append(score)
+                scores.append(float(np.exp(np.float64(log_r))))
             else:  # not yet: from the next age on
                 due.later(cols, i, self._due_turn(cols, i, age + 1))
         if not gone:
