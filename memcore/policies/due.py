@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import TypeVar
 
 import numpy as np
 
@@ -31,8 +32,12 @@ from memcore.columns import Columns
 EARLY = 1e-7  # the bound is this much (relative) early, far beyond rounding error
 
 
-def early(due: float) -> float:
-    """``due`` less the margin (``EARLY``, relative)."""
+F = TypeVar("F", float, np.ndarray)
+
+
+def early(due: F) -> F:
+    """``due`` less the margin (``EARLY``, relative): a number, or an array element by
+    element (the same operations, so the same numbers)."""
     return due - EARLY * (abs(due) + 1.0)
 
 
@@ -126,10 +131,6 @@ class DueSchedule:
             self._last_eid = cols.eid.item(n - 1)
         self._first_new = start
         return range(start, n)
-
-    def seen_all(self, cols: Columns) -> bool:
-        """Whether every row has been handed out by ``newer_rows``."""
-        return cols.n == 0 or cols.eid.item(cols.n - 1) <= self._last_eid
 
     def newly_superseded(self, cols: Columns) -> int:
         """The live row the newest add superseded, if ``newer_rows`` handed it out

@@ -17,7 +17,7 @@ import numpy as np
 
 from memcore.columns import Columns
 from memcore.policies.base import Policy, Removal, make_removal, register_policy
-from memcore.policies.due import EARLY, DueSchedule, early
+from memcore.policies.due import DueSchedule, early
 from memcore.rows_kept import RowsKept
 
 
@@ -128,7 +128,7 @@ class Ebbinghaus(Policy):
         scale = p.tau * (1.0 + p.gain * cols.importance[first:n])
         due = cols.turn[first:n] + scale * np.where(cols.superseded[first:n],
                                                     self._log_superseded, self._log_fresh)
-        self._due.schedule_dues(cols, range(first, n), due - EARLY * (np.abs(due) + 1.0))
+        self._due.schedule_dues(cols, range(first, n), early(due))  # (elementwise)
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """The live entries with ``R`` below the threshold, of those that can be
@@ -172,11 +172,11 @@ class Ebbinghaus(Policy):
         return Removal(gone, "decayed", r[pruned])
 
     def quiet_until(self, cols: Columns, now: int) -> float:
-        """No entry is due before the earliest scheduled bound, and an entry added from
-        ``now`` on, scheduled at the next ``on_add``, not before ``now + tau ·
-        ln(1/threshold)`` (its stability is at least ``tau``): until then an add that
-        supersedes nothing prunes nothing (``tests/test_due.py`` checks the removals
-        against an ``on_add`` at every add)."""
+        """No entry is due before the earliest scheduled bound, and an entry not
+        scheduled yet (added from ``now`` on, or waiting since its turn) not before its
+        turn plus ``tau · ln(1/threshold)`` (its stability is at least ``tau``): until
+        then an add that supersedes nothing prunes nothing (``tests/test_due.py`` checks
+        the removals against an ``on_add`` at every add)."""
         return self._due.quiet_until(min(now, self._waiting_turn) + self._min_fresh)
 
     def strength(self, cols: Columns, now: int) -> np.ndarray:

@@ -98,8 +98,6 @@ class LearnedForget(Policy):
         self._held: set[float] = set(IMPORTANCES) if self._scheduled else set()
         self._first_turn = math.inf  # the earliest turn of any entry scheduled
         self._fresh: tuple[int, int] = (-1, 0)  # (table build, ``_soonest_fresh``)
-        # (table build, combination -> the first age it is below the threshold)
-        self._firsts: tuple[int, dict[int, int]] = (-1, {})
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
         self._index = StrengthIndex(self._table)  # ``strength``'s, into the table
@@ -132,21 +130,6 @@ class LearnedForget(Policy):
         return cols.turn.item(row) + self._table.next_below(
             self._log_threshold, self._combination(cols, row), from_age)
 
-    def _first_below(self, cols: Columns, row: int, from_age: int) -> int:
-        """``_due_turn``'s age (less the turn): of a new row, whose age is mostly below
-        the first age at which its combination is below the threshold, that age (kept
-        per combination and build of the table)."""
-        table = self._table
-        if self._firsts[0] != table.builds:
-            self._firsts = (table.builds, {})
-        combo, firsts = self._combination(cols, row), self._firsts[1]
-        first = firsts.get(combo)
-        if first is None:
-            first = firsts[combo] = table.next_below(self._log_threshold, combo, 0)
-        if from_age <= first:
-            return first
-        return table.next_below(self._log_threshold, combo, from_age)
-
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """``every_row``'s removals, from the rows that can be due (``DueSchedule``, by
         the table's own answers). A table read is a pure function of the entry, so
@@ -164,7 +147,7 @@ class LearnedForget(Policy):
                     self._scheduled = self._table.covers(np.float32(imp))
                     self._held.add(imp)
                 if self._scheduled:
-                    due.schedule(cols, i, turn + self._first_below(cols, i, now - turn))
+                    due.schedule(cols, i, self._due_turn(cols, i, now - turn))
         superseded = due.newly_superseded(cols)
         if superseded >= 0 and self._scheduled:
             due.schedule(cols, superseded,

@@ -95,18 +95,13 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
     run = JobRun(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries,
                tuple(r.workload.categories))
-    def stream() -> Iterator[Any]:
-        """The job's events (kept from an earlier job of this process, if it ran one)."""
-        return streams.events(spec, r.workload.events(spec.seed, spec.horizon,
-                                                      r.workload_params))
-
-    def stream_blocks() -> Iterator[list[Any]]:
-        """``stream`` in blocks of ``PREFETCH_BLOCK`` events."""
-        return streams.blocks(spec, r.workload.events(spec.seed, spec.horizon,
-                                                      r.workload_params), PREFETCH_BLOCK)
+    def generate() -> Iterator[Any]:
+        """The job's events, made afresh (``streams`` hands out kept ones instead, if this
+        process ran the stream before)."""
+        return iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
 
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
-        memory.foresee(stream())
+        memory.foresee(streams.events(spec, generate()))
     cps = checkpoints(spec.horizon)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
@@ -124,7 +119,7 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     gate = cps[0] if len(cps) > 1 else past
     # ticks that change nothing are not looked at (one past the horizon still is): no
     # checkpoint row is another for it, as nothing changes until the next event
-    for block in stream_blocks():
+    for block in streams.blocks(spec, generate(), PREFETCH_BLOCK):
         if run.ticks_ignored:
             block = [ev for ev in block if type(ev) is not Tick or ev.t > horizon]
         if prefetch is not None:
