@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from fbench.errors import FbenchError
 
@@ -51,6 +51,25 @@ class Origin:
 
 
 BUILTIN = Origin("builtin")
+
+class _Installed(Protocol):
+    """All installed entry points: ``SelectableGroups`` on Python 3.11, ``EntryPoints``
+    from 3.12; both select one group."""
+
+    def select(self, *, group: str) -> metadata.EntryPoints: ...
+
+
+_INSTALLED: dict[tuple[str, ...], _Installed] = {}
+
+
+def installed_entry_points(group: str) -> metadata.EntryPoints:
+    """The installed distributions' entry points in ``group``. Every distribution's
+    metadata is read once a process (for a given ``sys.path``), not once a group: a
+    scan opens a file in each of some hundreds of distributions."""
+    key = tuple(sys.path)
+    if key not in _INSTALLED:
+        _INSTALLED[key] = metadata.entry_points()
+    return _INSTALLED[key].select(group=group)
 
 
 def file_origin(module: Any, target: str) -> Origin:

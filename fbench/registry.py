@@ -28,7 +28,6 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 from fbench.plugins import (
@@ -39,6 +38,7 @@ from fbench.plugins import (
     distribution_origin,
     file_origin,
     import_target,
+    installed_entry_points,
     loader,
     plugin_targets,
 )
@@ -106,7 +106,7 @@ class Registry(Mapping[str, T]):
             return
         self._scanned = True
         assert self.group is not None
-        for ep in metadata.entry_points(group=self.group):
+        for ep in installed_entry_points(self.group):
             if ep.name in self._entries:
                 continue  # a built-in name wins; the plugin is shadowed
             self._entries[ep.name] = _Entry(distribution_origin(ep), load=ep.load)

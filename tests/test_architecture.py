@@ -76,6 +76,19 @@ def test_running_a_job_does_not_import_ray_torch_or_matplotlib() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_listing_policies_does_not_import_the_workloads() -> None:
+    """Prevents `fbench list policies` (its start-up target is 0.5 s) from paying for
+    modules listing does not use: the workloads (about 30 ms, reached through an
+    adapter's type annotation), rich's progress bars, Ray, torch, matplotlib."""
+    code = ("import sys; from runner.cli import main; sys.argv = ['fbench', 'list', 'policies']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('workloads', 'rich.progress', 'ray', 'torch', "
+            "'matplotlib') if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "oracle" in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize("folder", RESULTS_SIDE)
 def test_reading_results_imports_no_memory_stack_in_source(folder: str) -> None:
     """Prevents the results side (shards, aggregation, statistics, the report) from

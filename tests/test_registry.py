@@ -87,6 +87,34 @@ def test_entry_points_passed_by_the_driver_resolve_without_metadata(
     assert reg.origin("good").identity == "some-dist==1.2"
 
 
+def test_installed_entry_points_are_read_once_for_every_group(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents each registry re-reading every installed distribution's metadata (about
+    10 ms a scan with a few hundred installed): the scan is made once a process, each
+    group selected from it, and a changed sys.path scans again."""
+    from importlib import metadata
+
+    import fbench.plugins as plugins
+
+    calls: list[int] = []
+    real = metadata.entry_points
+
+    def counting() -> metadata.EntryPoints:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(plugins, "_INSTALLED", {})
+    monkeypatch.setattr(plugins.metadata, "entry_points", counting)
+    memories = Registry[object]("memory", group="fbench.memories")
+    workloads = Registry[object]("workload", group="fbench.workloads")
+    assert "oracle" in memories.entry_names() and "statebench" in workloads.entry_names()
+    assert len(calls) == 1
+    monkeypatch.syspath_prepend("/nonexistent-fbench-test-path")
+    assert [ep.name for ep in plugins.installed_entry_points("fbench.memories")] == [
+        ep.name for ep in real(group="fbench.memories")]
+    assert len(calls) == 2
+
+
 def test_a_metric_plugin_is_averaged_over_queries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a metric plugin (an entry point in fbench.metrics) that is listed but never
     computed: a per-query Metric is adapted under its entry-point name, and a job reports

@@ -27,14 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from fbench.registry import Registry
 from memcore.policies import POLICIES, NoParams, Policy
 from runner.spec.axes import OWN
-from workloads import Vocabulary
+
+if TYPE_CHECKING:  # `fbench list policies` starts without the workloads
+    from workloads import Vocabulary
 
 
 def store_embedder(policy_params: Any, store_params: Any) -> str:

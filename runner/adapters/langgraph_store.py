@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore import EMBEDDERS
 from memcore.embed import BatchEmbedder
@@ -29,7 +29,9 @@ from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.probe import require
 from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
-from workloads import Vocabulary
+
+if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
+    from workloads import Vocabulary
 
 NAME = "langgraph_store"
 NAMESPACE = ("fbench",)

@@ -30,7 +30,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore.minilm import local_model
 from memcore.store import parse_tags
@@ -39,7 +39,9 @@ from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
 from runner.errors import FbenchError
-from workloads import Vocabulary
+
+if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
+    from workloads import Vocabulary
 
 NAME = "lethe_agent"
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

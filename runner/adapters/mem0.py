@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore.minilm import local_model
 from memcore.text import whitespace_tokens
@@ -46,7 +46,9 @@ from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
 from runner.adapters.probe import require
 from runner.errors import FbenchError
-from workloads import Vocabulary
+
+if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
+    from workloads import Vocabulary
 
 NAME = "mem0"
 USER = "fbench"

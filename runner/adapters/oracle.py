@@ -24,7 +24,7 @@ import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,9 @@ from memcore.embed import BatchEmbedder
 from runner.adapters.base import Hit, MemoryKind, store_embedder
 from runner.adapters.reference import PrefetchingMixin, StoreAdapter
 from runner.errors import FbenchError, lookup
-from workloads import Query, Vocabulary
+
+if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
+    from workloads import Vocabulary
 
 NAME = "oracle"
 SUPERSEDED = "superseded (oracle)"
@@ -72,6 +74,8 @@ class OracleAdapter(StoreAdapter):
         self._next_slot = slot
 
     def foresee(self, events: Iterable[Any]) -> None:
+        from workloads import Query  # here: `fbench list` loads this module
+
         for ev in events:
             if isinstance(ev, Query):
                 self._asked.setdefault(ev.truth.slot, deque()).append(ev.t)

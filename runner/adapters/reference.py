@@ -4,7 +4,7 @@ capabilities (``runner.adapters.base``) its store has."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,7 +13,9 @@ from memcore.embed import BatchEmbedder
 from runner.adapters.base import Hit
 from runner.errors import FbenchError, lookup
 from runner.job.extractors import HarnessExtractor  # (importing registers oracle, noisy)
-from workloads import Vocabulary
+
+if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
+    from workloads import Vocabulary
 
 
 class StoreAdapter:

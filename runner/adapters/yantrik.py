@@ -37,14 +37,16 @@ import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.probe import require
 from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
-from workloads import Vocabulary
+
+if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
+    from workloads import Vocabulary
 
 NAME = "yantrikdb"
 EMBEDDER_NAMES = ("hashing", "minilm")

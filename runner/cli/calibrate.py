@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
 from runner.cli.app import app, console, err, user_errors
@@ -43,6 +42,8 @@ def calibrate(
     Each policy's current recall, contradiction and false-forget with 95% t intervals, the
     best policy's gap to the oracle, policies bit-identical on every seed, saturated and
     impossible queries, and criteria (a)–(d)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
     from runner.calibrate.run import calibrate as run_calibration
     from runner.errors import FbenchError
     from runner.spec.params import split_assignment

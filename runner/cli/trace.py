@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from runner.cli.app import app, console, user_errors
 from runner.cli.job import run_horizon
-from workloads.events import Event
-from workloads.trace.format import Header
+
+if TYPE_CHECKING:  # imported where used: other commands start without the workloads
+    from workloads.events import Event
+    from workloads.trace.format import Header
 
 trace_app = typer.Typer(help="Trace files: export a workload as one, validate one.",
                         no_args_is_help=True)
@@ -36,6 +38,7 @@ def export(
     --param workload.path=FILE`) gives every policy the numbers of the workload itself."""
     from runner.spec.params import split_assignment
     from runner.spec.resolve import make_spec, materialize
+    from workloads.trace.format import Header
 
     spec = make_spec(workload, "keep_all", seed, run_horizon(horizon, workload),
                      params=[split_assignment(p) for p in param or []])
