@@ -36,6 +36,10 @@ class RowsKept:
         """Rows ``[0, n)`` of ``cols`` have their values kept."""
         self._of = (cols, cols.layout, cols.n)
 
+    def filled_to(self, cols: Columns, count: int) -> None:
+        """Rows ``[0, count)`` of ``cols`` have their values kept."""
+        self._of = (cols, cols.layout, count)
+
     def forget(self) -> None:
         """No row has a kept value."""
         self._of = (None, -1, 0)

@@ -110,9 +110,11 @@ def test_every_importance_there_is_is_listed() -> None:
 
 def test_an_entrys_combination_and_strength_index_are_the_gathers() -> None:
     """Prevents ``combination`` (one entry's number, from its importance as the columns
-    hold it) or ``strengths`` (by age, then combination) from reading another value than
-    ``gather``: every importance there is, flags and ages give the same strength and
-    log-retention; an importance the table lacks gives -1."""
+    hold it), ``strengths`` (by age, then combination) or ``retentions`` (a combination's
+    log-retentions and their exp, kept per build) from reading another value than
+    ``gather``: every importance there is, flags and ages give the same strength,
+    log-retention and score; a wider table's rows are read again; an importance the
+    table lacks gives -1."""
     from memcore.importance import IMPORTANCES
 
     table = ForgetTable(shipped_forget_net())
@@ -129,5 +131,13 @@ def test_an_entrys_combination_and_strength_index_are_the_gathers() -> None:
                 want = table.gather(STRENGTH, *args)
                 got = strengths[ages * table.combinations + combo]
                 assert got.dtype == np.float64 and np.array_equal(got, want)
-                assert [table.read_one(LOG_RETENTION, combo, a) for a in ages.tolist()] == (
-                    table.gather(LOG_RETENTION, *args).tolist())
+                log_r, r = table.retentions(combo)
+                want_log = table.gather(LOG_RETENTION, *args)
+                assert [log_r[a] for a in ages.tolist()] == want_log.tolist()
+                assert [r[a] for a in ages.tolist()] == (
+                    np.exp(want_log.astype(np.float64)).tolist())
+    combo = table.combination(IMPORTANCES[0], False, True)
+    assert len(table.retentions(combo)[0]) == table.width
+    table.lookup(STRENGTH, np.array([table.width]), np.array([IMPORTANCES[0]]),
+                 np.array([False]), np.array([True]))  # a wider table: kept rows go
+    assert len(table.retentions(combo)[0]) == len(table.retentions(combo)[1]) == table.width

@@ -25,7 +25,6 @@ boundaries the vectorized kernel works in.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import cast
 
 import numpy as np
 import torch
@@ -55,6 +54,8 @@ class ForgetTable:
         self._strengths = (-1, np.zeros(0))  # (build, ``strengths``)
         # (importance, superseded, slotted) -> ``combination``, per build
         self._combinations: dict[tuple[float, bool, bool], int] = {}
+        # combination -> ``retentions``, per build
+        self._retentions: dict[int, tuple[list[float], list[float]]] = {}
 
     def _build(self, importances: np.ndarray, width: int) -> None:
         n_combos = len(importances) * _FLAGS
@@ -72,6 +73,7 @@ class ForgetTable:
         self._importance_list = importances.tolist()  # the same, as exact Python floats
         self._below = {}
         self._combinations = {}
+        self._retentions = {}
 
     def _ensure(self, importance: np.ndarray, max_age: int) -> bool:
         """Grow the table to cover these importances and ages; False if it must not."""
@@ -122,10 +124,17 @@ class ForgetTable:
         at = bisect_left(ages, age)
         return ages[at] if at < len(ages) else self.width
 
-    def read_one(self, output: int, combo: int, age: int) -> np.float32:
-        """``gather`` of one entry of combination ``combo`` (``combination``), its age
-        within the table."""
-        return cast(np.float32, self.tables[output, combo, age])
+    def retentions(self, combo: int) -> tuple[list[float], list[float]]:
+        """Combination ``combo``'s log-retention at each age of the table, as Python
+        floats (float32 to float keeps every value and its order), and its exp in
+        float64 (``np.exp`` over the row, the values ``every_row``'s removal scores
+        get), kept per build: a decision on one entry reads two list items."""
+        kept = self._retentions.get(combo)
+        if kept is None:
+            row = self.tables[LOG_RETENTION, combo]
+            kept = self._retentions[combo] = (row.tolist(),
+                                              np.exp(row.astype(np.float64)).tolist())
+        return kept
 
     def read(self, output: int, age: np.ndarray, importance: np.ndarray,
              superseded: np.ndarray, slotted: np.ndarray) -> np.ndarray:

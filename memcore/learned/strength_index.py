@@ -70,6 +70,16 @@ class StrengthIndex:
             kept.filled(cols)
         return self._index[:n]
 
+    def note(self, cols: Columns, row: int, combo: int) -> None:
+        """A new row's combination, as its policy reads it at an add (rows in order):
+        indexed now if every row before it is, so ``of`` has nothing left to do for it."""
+        if (self._rows.first_new(cols) == row and combo >= 0 and row < len(self._index)
+                and self._build == self._table.builds):
+            turn = cols.turn.item(row)
+            self._index[row] = combo - turn * self._table.combinations
+            self.least_turn = turn if row == 0 else min(self.least_turn, turn)
+            self._rows.filled_to(cols, row + 1)
+
     def superseded(self, cols: Columns) -> None:
         """The newest add superseded ``cols.superseded_by_newest``: its index moves to
         the superseded combination (for other columns, none is kept)."""

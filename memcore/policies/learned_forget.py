@@ -100,6 +100,7 @@ class LearnedForget(Policy):
         self._fresh: tuple[int, int] = (-1, 0)  # (table build, ``_soonest_fresh``)
         # Compared in log space: the network predicts log-retention.
         self._log_threshold = np.float32(math.log(self.params.prune_threshold))
+        self._threshold = float(self._log_threshold)  # the same, a Python float
         self._index = StrengthIndex(self._table)  # ``strength``'s, into the table
 
     def _predict(self, cols: Columns, now: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -136,18 +137,22 @@ class LearnedForget(Policy):
         reading only those rows gives the same rows, order and scores; whenever
         ``every_row`` would not read the table (an entry older than its ages, more
         importances than it holds), every row is read."""
-        due = self._due
-        self._index.superseded(cols)
+        due, table, index = self._due, self._table, self._index
+        index.superseded(cols)
         for i in due.newer_rows(cols):
             turn = cols.turn.item(i)
-            self._first_turn = min(self._first_turn, turn)
+            if turn < self._first_turn:
+                self._first_turn = turn
             if self._scheduled:
                 imp = cols.importance.item(i)
                 if imp not in self._held:
-                    self._scheduled = self._table.covers(np.float32(imp))
+                    self._scheduled = table.covers(np.float32(imp))
                     self._held.add(imp)
                 if self._scheduled:
-                    due.schedule(cols, i, self._due_turn(cols, i, now - turn))
+                    combo = self._combination(cols, i)
+                    index.note(cols, i, combo)
+                    due.schedule(cols, i, turn + table.next_below(self._log_threshold, combo,
+                                                                  now - turn))
         superseded = due.newly_superseded(cols)
         if superseded >= 0 and self._scheduled:
             due.schedule(cols, superseded,
@@ -188,8 +193,10 @@ class LearnedForget(Policy):
         against an ``on_add`` at every add)."""
         if not self._scheduled:
             return -math.inf
-        return min(self._due.quiet_until(now + self._soonest_fresh()),
-                   self._first_turn + self._age_cap)
+        build, fresh = self._fresh
+        if build != self._table.builds:
+            fresh = self._soonest_fresh()
+        return min(self._due.quiet_until(now + fresh), self._first_turn + self._age_cap)
 
     def _soonest_fresh(self) -> int:
         """The least age from which an unsuperseded entry of any importance there is,
@@ -207,13 +214,13 @@ class LearnedForget(Policy):
         """``on_add``'s reading of a few candidate rows (ages within the table), one by
         one: the same table values, the same rows kept for later and removed, the same
         scores (``tests/test_due.py``)."""
-        due, table, k = self._due, self._table, self._k_log_retention
+        due, table, threshold = self._due, self._table, self._threshold
         gone, scores = [], []
         for i, age in zip(rows, ages, strict=True):
-            log_r = table.read_one(k, self._combination(cols, i), age)
-            if log_r < self._log_threshold:
+            log_r, r = table.retentions(self._combination(cols, i))
+            if log_r[age] < threshold:
                 gone.append(i)
-                scores.append(float(np.exp(np.float64(log_r))))
+                scores.append(r[age])
             else:  # not yet: from the next age on
                 due.later(cols, i, self._due_turn(cols, i, age + 1))
         if not gone:
