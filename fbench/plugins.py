@@ -52,6 +52,7 @@ class Origin:
 
 BUILTIN = Origin("builtin")
 
+
 class _Installed(Protocol):
     """All installed entry points: ``SelectableGroups`` on Python 3.11, ``EntryPoints``
     from 3.12; both select one group."""
