@@ -128,8 +128,11 @@ class LearnedForget(Policy):
     def _due_turn(self, cols: Columns, row: int, from_age: int) -> int:
         """The first turn, at an age from ``from_age`` on, ``row``'s retention is below
         (its importance held)."""
-        return cols.turn.item(row) + self._table.next_below(
-            self._log_threshold, self._combination(cols, row), from_age)
+        return self._due_at(cols.turn.item(row), self._combination(cols, row), from_age)
+
+    def _due_at(self, turn: int, combo: int, from_age: int) -> int:
+        """``_due_turn`` of an entry added at ``turn``, of combination ``combo``."""
+        return turn + self._table.next_below(self._log_threshold, combo, from_age)
 
     def on_add(self, cols: Columns, row: int, now: int) -> Removal | None:
         """``every_row``'s removals, from the rows that can be due (``DueSchedule``, by
@@ -151,8 +154,7 @@ class LearnedForget(Policy):
                 if self._scheduled:
                     combo = self._combination(cols, i)
                     index.note(cols, i, combo)
-                    due.schedule(cols, i, turn + table.next_below(self._log_threshold, combo,
-                                                                  now - turn))
+                    due.schedule(cols, i, self._due_at(turn, combo, now - turn))
         superseded = due.newly_superseded(cols)
         if superseded >= 0 and self._scheduled:
             due.schedule(cols, superseded,
@@ -193,10 +195,8 @@ class LearnedForget(Policy):
         against an ``on_add`` at every add)."""
         if not self._scheduled:
             return -math.inf
-        build, fresh = self._fresh
-        if build != self._table.builds:
-            fresh = self._soonest_fresh()
-        return min(self._due.quiet_until(now + fresh), self._first_turn + self._age_cap)
+        return min(self._due.quiet_until(now + self._soonest_fresh()),
+                   self._first_turn + self._age_cap)
 
     def _soonest_fresh(self) -> int:
         """The least age from which an unsuperseded entry of any importance there is,
@@ -217,12 +217,13 @@ class LearnedForget(Policy):
         due, table, threshold = self._due, self._table, self._threshold
         gone, scores = [], []
         for i, age in zip(rows, ages, strict=True):
-            log_r, r = table.retentions(self._combination(cols, i))
+            combo = self._combination(cols, i)
+            log_r, r = table.retentions(combo)
             if log_r[age] < threshold:
                 gone.append(i)
                 scores.append(r[age])
             else:  # not yet: from the next age on
-                due.later(cols, i, self._due_turn(cols, i, age + 1))
+                due.later(cols, i, self._due_at(now - age, combo, age + 1))
         if not gone:
             return None
         due.removed([cols.eid.item(i) for i in gone])
