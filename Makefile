@@ -38,13 +38,13 @@ bench-executors:
 bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
-# The repository's RESULTS.md and RESULTS.html: the committed sweep configs, then the
-# report (plots in results/plots/, incumbents/plots/, incumbents-bounded/plots/, frontier/plots/
-# and outside-sweep/plots/, and each sweep's
-# summary.parquet and comparisons.csv, and calibration/*.json, the headroom check of every
-# default workload, committed with it).
+# The repository's RESULTS.md (and RESULTS.html, not committed): the committed sweep
+# configs into published/, then the report. Each published sweep keeps its summary.parquet,
+# comparisons.csv and plots/ in git (its shards stay local), beside published/calibration/,
+# the headroom check of every default workload.
 CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
 	lifecycle.recency_biased lifecycle.high_freq_skew lifecycle.bursty
+PUBLISHED = published
 
 results:
 	fbench sweep --config sweeps/results.toml --no-report
@@ -52,9 +52,10 @@ results:
 	fbench sweep --config sweeps/incumbents-bounded.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
 	fbench sweep --config sweeps/outside.toml --no-report
-	mkdir -p calibration
-	for w in $(CALIBRATED); do fbench calibrate $$w --seeds 20 --executor ray --json calibration/$$w.json; done
-	fbench report results --include incumbents --include incumbents-bounded \
-		--include frontier --include outside-sweep \
-		--output RESULTS.md --html \
-		--calibration calibration
+	mkdir -p $(PUBLISHED)/calibration
+	for w in $(CALIBRATED); do fbench calibrate $$w --seeds 20 --executor ray \
+		--json $(PUBLISHED)/calibration/$$w.json; done
+	fbench report $(PUBLISHED)/results --include $(PUBLISHED)/incumbents \
+		--include $(PUBLISHED)/incumbents-bounded --include $(PUBLISHED)/frontier \
+		--include $(PUBLISHED)/outside-sweep --output RESULTS.md --html \
+		--calibration $(PUBLISHED)/calibration

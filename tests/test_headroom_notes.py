@@ -13,7 +13,7 @@ from runner.cli import app
 from workloads import current_builtin_names
 from workloads.headroom import CRITERIA, UNMET, notes
 
-CALIBRATION = Path(__file__).resolve().parent.parent / "calibration"
+CALIBRATION = Path(__file__).resolve().parent.parent / "published" / "calibration"
 
 
 def test_every_default_workload_has_notes_matching_its_calibration() -> None:

@@ -120,7 +120,7 @@ def test_the_incumbent_sweeps_are_the_grids_readme_describes(
     spec = build_spec(config, {})
     jobs = expand(spec)
     assert len(jobs) == n_jobs and f"{n_jobs:,} jobs" in (root / "README.md").read_text()
-    assert config["out"] == name and len(spec.seeds) == 20
+    assert config["out"] == f"published/{name}" and len(spec.seeds) == 20
     assert {j.policy for j in jobs} == policies
     assert {j.workload for j in jobs} == {"contradiction", "lifecycle", "statebench"}
     frontier = dict(build_spec(load_config(root / "sweeps" / "frontier.toml"), {}).params)

@@ -248,7 +248,7 @@ def test_readme_incumbent_numbers_are_the_committed_summary(
 
     assert quote in " ".join(README.split()), quote
     shown = re.findall(r"\d[\d,]*(?:\.\d+)?", quote)[0]
-    rows = [r for r in pq.read_table(ROOT / folder / "summary.parquet").to_pylist()
+    rows = [r for r in pq.read_table(ROOT / "published" / folder / "summary.parquet").to_pylist()
             if (r["workload"], r["policy"], r["metric"]) == (workload, policy, metric)
             and json.loads(r["params"]) == params]
     assert len(rows) == 1, (quote, len(rows))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from runner.report.claims import CLAIMS
@@ -10,6 +11,7 @@ from runner.report.reproduction import PUBLISHED
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "RESULTS.md"
+SHIPPED = ROOT / "published"  # the published sweeps and calibration
 
 
 def test_results_md_is_small_enough_to_read() -> None:
@@ -39,17 +41,26 @@ def test_first_screen_holds_findings_reproduction_and_a_figure() -> None:
 
 def test_full_tables_and_the_web_page_are_committed_beside_it() -> None:
     """Prevents a trimmed report whose full tables are nowhere: every metric of every cell
-    (summary.parquet) and every comparison with its p and q (comparisons.csv) per sweep,
-    and RESULTS.html beside RESULTS.md."""
-    for sweep in ("results", "incumbents", "frontier"):
+    (summary.parquet) and every comparison with its p and q (comparisons.csv) per
+    published sweep, and every plot RESULTS.md links committed beside them."""
+    for sweep in ("results", "incumbents", "incumbents-bounded", "frontier", "outside-sweep"):
         for name in ("summary.parquet", "comparisons.csv"):
-            path = ROOT / sweep / name
+            path = SHIPPED / sweep / name
             assert path.is_file() and path.stat().st_size > 1000, path
-    header = (ROOT / "results" / "comparisons.csv").read_text().splitlines()[0]
+    header = (SHIPPED / "results" / "comparisons.csv").read_text().splitlines()[0]
     for col in ("p", "p_holm", "q_bh", "verdict", "family", "embedder"):
         assert f'"{col}"' in header.split(","), col
-    html = (ROOT / "RESULTS.html").read_text()
-    assert "data:image/png;base64," in html and "http://" not in html.split("<body", 1)[1]
+    links = re.findall(r"\]\(([^)#]+)\)", RESULTS.read_text())
+    assert links and all(link.startswith("published/") for link in links)
+    assert [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_the_web_page_is_generated_not_committed() -> None:
+    """Prevents RESULTS.html (a few MB a regeneration, every plot a second time) from being
+    committed again: git ignores it, and the report writes it on request."""
+    ignored = subprocess.run(["git", "check-ignore", "-q", "RESULTS.html"], cwd=ROOT,
+                             check=False).returncode
+    assert ignored == 0
 
 
 def test_headroom_covers_every_default_workload() -> None:
@@ -60,7 +71,7 @@ def test_headroom_covers_every_default_workload() -> None:
     section = RESULTS.read_text().split("## Headroom", 1)[1].split("\n## ", 1)[0]
     for name in current_builtin_names():
         assert f"| `{name}` | 20 |" in section, name
-        assert (ROOT / "calibration" / f"{name}.json").is_file(), name
+        assert (SHIPPED / "calibration" / f"{name}.json").is_file(), name
 
 
 def test_findings_explain_learned_forgets_operating_point() -> None:
@@ -69,7 +80,7 @@ def test_findings_explain_learned_forgets_operating_point() -> None:
     false-forget from the committed summary, split by the kind of the slot's last write."""
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(ROOT / "results" / "summary.parquet").to_pylist()
+    rows = pq.read_table(SHIPPED / "results" / "summary.parquet").to_pylist()
 
     def ci(metric: str, digits: int) -> str:
         (r,) = [r for r in rows if r["workload"] == "contradiction" and r["params"] == "{}"

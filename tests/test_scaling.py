@@ -200,7 +200,7 @@ def test_scaling_config_is_the_documented_study() -> None:
     assert len(spec.seeds) >= 10
     assert spec.workloads == ("contradiction", "lifecycle")
     assert policy_names(spec) == policy_names(SweepSpec())
-    assert config["out"] == "scaling"
+    assert config["out"] == "runs/scaling"
     jobs = expand(spec)
     assert len(jobs) == 2 * 5 * len(policy_names(spec)) * len(spec.seeds)
     assert {(j.workload, j.horizon) for j in jobs} == {

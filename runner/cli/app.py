@@ -25,6 +25,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+# A sweep's output when neither --out nor the config names one: a folder git ignores, never
+# one the repository ships (published/).
+DEFAULT_OUT = "runs/main"
 # Wider than any table or line fbench prints: outside a terminal nothing is wrapped.
 UNBOUNDED_WIDTH = 100_000
 
@@ -83,7 +86,7 @@ def sweep(
     ] = None,
     config: Annotated[Path | None, typer.Option(help="A sweep.toml with the same fields.")] = None,
     out: Annotated[str | None, typer.Option(
-        help="Output folder (default results/), or a pyarrow.fs URI: s3://bucket/prefix.")
+        help="Output folder (default runs/main), or a pyarrow.fs URI: s3://bucket/prefix.")
     ] = None,
     shared_out: Annotated[bool, typer.Option(
         help="OUT is a folder every Ray node mounts at the same path: workers write shards.")
@@ -144,7 +147,7 @@ def sweep(
     # seconds; nothing elsewhere)
     with err.status("expanding the grid ...") as status:
         jobs = expand(spec)
-        folder = location(out or str(cfg.get("out", "results")))
+        folder = location(out or str(cfg.get("out", DEFAULT_OUT)))
         if report and report_dir is None and isinstance(folder, ArrowPath):
             raise FbenchError(f"--out {folder} is remote: give --report-dir DIR (a local "
                               "folder for RESULTS.md and the plots), or --no-report")
