@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -15,8 +14,9 @@ from rich.console import Console, ConsoleDimensions
 from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # imported where used: `fbench --help` starts fast
+    from runner.cli.progress import Tally
     from runner.sweep.estimate import Estimate
-    from runner.sweep.run import Prepared
+    from runner.sweep.run import Prepared, SweepResult
 
 app = typer.Typer(
     name="fbench",
@@ -114,6 +114,10 @@ def sweep(
     dry_run: Annotated[
         bool, typer.Option(help="Check everything, print the plan, run and write nothing.")
     ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help=(
+        "No progress: no bar on a terminal, and elsewhere no line every 30 s "
+        "(FBENCH_PROGRESS_SECONDS sets the seconds); errors, failures and the summary "
+        "still print."))] = False,
 ) -> None:
     """Run seeds × policies × workloads × horizons × params, one Parquet shard per job."""
     from runner.results.where import ArrowPath, location
@@ -172,7 +176,7 @@ def sweep(
                       f"{aside}, {prepared.executor} executor, out {folder}", markup=False)
         console.print(_estimate(prepared).line(), markup=False)
         return
-    result = _run_with_progress(prepared)
+    result = _run_with_progress(prepared, quiet)
     if result.superseded:
         err.print(f"set aside {len(result.superseded)} shard(s) of plugin code or a workload "
                   f"version that has changed to {folder / 'superseded'} (kept); their jobs ran "
@@ -209,42 +213,23 @@ def _estimate(prepared: Prepared) -> Estimate:
     return estimate(prepared.plan, prepared.out, prepared.executor, workers)
 
 
-def _run_with_progress(prepared: Any) -> Any:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+def _run_with_progress(prepared: Prepared, quiet: bool) -> SweepResult:
+    """Runs the sweep, its progress on stderr as ``runner.cli.progress`` shows it."""
+    from runner.cli.progress import Tally, progress
+    from runner.sweep.run import run_sweep
 
-    from runner.sweep.run import SweepResult, run_sweep
+    p = prepared.plan
+    first = Tally(p.skipped, len(p.jobs), skipped=p.skipped, failed=0)
+    with progress("sweep", err, quiet, first) as update:
+        return run_sweep(prepared, progress=lambda r: update(_tally(r)))
 
-    bar = Progress(
-        TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("skipped {task.fields[skipped]}  failed {task.fields[failed]}"),
-        TextColumn("{task.fields[rate]} jobs/s"), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=err, transient=False,
-    )
-    task = bar.add_task("sweep", total=len(prepared.plan.jobs), skipped=0, failed=0, rate="-")
-    start = [0.0, 0]
 
-    def update(r: SweepResult) -> None:
+def _tally(r: SweepResult) -> Tally:
+    """Where a sweep stands; ``ran`` counts every run of a job, a failed job's reruns too."""
+    from runner.cli.progress import Tally
 
-        now = time.perf_counter()
-        if not start[0]:  # first call: the executor is up; show the bar from here on
-            start[0], start[1] = now, r.done
-            bar.start()
-        ran = r.done + len(r.failed) - start[1]
-        rate = f"{ran / (now - start[0]):.1f}" if ran and now > start[0] else "-"
-        bar.update(task, completed=r.done + r.skipped + len(r.failed), skipped=r.skipped,
-                   failed=len(r.failed), rate=rate)
-
-    try:
-        return run_sweep(prepared, progress=update)
-    finally:
-        bar.stop()
+    return Tally(r.done + r.skipped, r.total, ran=r.done + len(r.failed) + r.retried,
+                 skipped=r.skipped, failed=len(r.failed))
 
 
 def main() -> None:

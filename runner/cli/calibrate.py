@@ -36,15 +36,18 @@ def calibrate(
     executor: Annotated[str, typer.Option(help="inline or ray.")] = "inline",
     output: Annotated[Path | None, typer.Option("--json", help="Write the calibration as "
                                                 "JSON here.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help=(
+        "No progress: no bar on a terminal, and elsewhere no line every 30 s "
+        "(FBENCH_PROGRESS_SECONDS sets the seconds); errors and the results still print."))
+    ] = False,
 ) -> None:
     """The headroom check: does a workload tell policies apart?
 
     Each policy's current recall, contradiction and false-forget with 95% t intervals, the
     best policy's gap to the oracle, policies bit-identical on every seed, saturated and
     impossible queries, and criteria (a)–(d)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from runner.calibrate.run import calibrate as run_calibration
+    from runner.cli.progress import Tally, progress
     from runner.errors import FbenchError
     from runner.spec.params import split_assignment
 
@@ -56,14 +59,12 @@ def calibrate(
         raise FbenchError(f"--budgets {budgets!r} is not a list of entry counts; write e.g. "
                           "--budgets 30,120") from None
     names = [p.strip() for p in policies.split(",") if p.strip()] if policies else None
-    with Progress("calibrate", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
-        task = bar.add_task("jobs", total=None)
+    # (calibrate counts a failed job as done: any failure stops it with one line)
+    with progress("calibrate", err, quiet, Tally(0, None)) as update:
         cal = run_calibration(
             workload, list(range(seeds)), names, budget_list,
             [split_assignment(p) for p in param or []], run_horizon(horizon, workload),
-            executor, progress=lambda done, total: bar.update(task, completed=done,
-                                                             total=total))
+            executor, progress=lambda done, total: update(Tally(done, total, ran=done)))
     table = Table(title=escape(f"calibration of {workload}: {len(cal.seeds)} seeds"))
     for col in ("policy", "budget", "current recall ↑", "contradiction ↓", "false-forget ↓",
                 "final size"):
