@@ -1,10 +1,20 @@
-.PHONY: install test lint typecheck golden bench bench-executors bench-aggregate weights check-weights results
+.PHONY: install install-dev test lint typecheck golden bench bench-executors bench-aggregate weights check-weights results docs readme-board
 
 PY ?= python
 
+# The core: what `fbench sweep` and the tour need. A local CPU build of torch first; a
+# looser pin can pull a multi-GB CUDA build (any torch>=2.2 already installed works).
 install:
 	$(PY) -m pip install "torch==2.13.0"
-	$(PY) -m pip install -e ".[dev,incumbents,statebench]"
+	$(PY) -m pip install -e .
+
+# Everything the full suite needs: every extra (incumbents, StateBench, MiniLM, the
+# cluster's job server, docs, dev tools) and the outside plugin package the plugin tests
+# install. Chromium and libfaketime are the system's: `apt-get install chromium faketime`
+# (their tests skip, naming that, when they are missing).
+install-dev:
+	$(PY) -m pip install "torch==2.13.0"
+	$(PY) -m pip install -e ".[all]"
 	$(PY) -m pip install --no-deps -e examples/fbench-example
 
 # The suite on both cores (pytest-xdist, a test file per worker: module fixtures run
@@ -59,3 +69,11 @@ results:
 		--include $(PUBLISHED)/incumbents-bounded --include $(PUBLISHED)/frontier \
 		--include $(PUBLISHED)/outside-sweep --output RESULTS.md --html \
 		--calibration $(PUBLISHED)/calibration
+
+# The docs site (mkdocs-material, mkdocs.yml) into site/, failing on any warning.
+docs:
+	$(PY) -m mkdocs build --strict
+
+# README's headline board, from the committed summaries in published/.
+readme-board:
+	$(PY) -m runner.report.headline README.md

@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 from fbench.registry import RegistryError
 from runner.adapters import MEMORIES, MemoryKind
 from runner.errors import FbenchError, lookup
+from runner.spec.extras import MINILM, require
 from runner.spec.jobspec import JobSpec
 from runner.spec.params import Scalar, build, resolve
 from workloads import WORKLOADS, FromData, Workload
@@ -57,6 +58,7 @@ def make_spec(
     where = {"policy": f"policy {policy!r}", "workload": f"workload {workload!r}",
              "store": "the reference store"}
     canonical = resolve(params, declared(m, w), where)
+    require_libraries(m, canonical)
     data = bound_data(w, workload, canonical, seed)
     stream = data[0] if data is not None else w
     if horizon is None:
@@ -69,6 +71,19 @@ def make_spec(
     code = code_identity(policy, workload) + ((("data", data[1]),) if data else ())
     return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k,
                    tuple(sorted(code)), workload_version=w.version)
+
+
+def require_libraries(memory: MemoryKind, canonical: dict[str, Scalar]) -> None:
+    """One ``FbenchError`` naming the extra to install when a library the memory drives
+    (``MemoryKind.library``), or the MiniLM model its embedder loads, is missing."""
+    store = (build(memory.StoreParams, canonical, "store", "the reference store")
+             if memory.StoreParams is not None else None)
+    embedder = memory.embedder(build(memory.Params, canonical, "policy", memory.name), store)
+    minilm = embedder == "minilm"
+    needed = [*memory.library, *(MINILM if minilm else ())]
+    if needed:
+        chosen = " with the minilm embedder" if minilm and not memory.library else ""
+        require(f"policy {memory.name!r}{chosen}", needed)
 
 
 def bound_data(w: Workload, name: str, params: dict[str, Scalar], seed: int
