@@ -57,4 +57,4 @@ def require(what: str, distributions: Iterable[str]) -> None:
         return
     extra = extras().get(normalized(missing[0]))
     how = f"pip install 'fbench[{extra}]'" if extra else f"pip install {' '.join(missing)}"
-    raise FbenchError(f"{what} needs {' and '.join(missing)} (not installed): {how}")
+    raise FbenchError(f"{what} needs {', '.join(missing)} (not installed): {how}")
