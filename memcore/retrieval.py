@@ -73,7 +73,7 @@ class Ranker:
         embedder's) is looked up by the rows' texts where the store keeps their ids
         (``memcore.relevance_table``), else summed over its dimensions' posting lists
         (``Columns.dot``); both the same numbers on every CPU. A dense one is one BLAS
-        product, as it always was."""
+        product."""
         nz, weights = self._query_dims(text)
         if len(nz) > self.SPARSE_DIMS:
             return weights @ cols.dense(nz)

@@ -136,8 +136,8 @@ def _serve(fd: int, factory: str) -> None:
         except EOFError:  # the parent is gone
             return
         if msg is None:  # done: release the object (its finalizers run), then exit
-            # without the interpreter's teardown, which took 2 s of CPU with torch and
-            # a library loaded, after every job
+            # without the interpreter's teardown (torch and a library loaded make it
+            # seconds of CPU after every job)
             del obj
             gc.collect()
             sys.stdout.flush()

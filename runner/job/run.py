@@ -67,11 +67,9 @@ class JobResult:
 def run_job(spec: JobSpec, record_queries: bool = False) -> JobResult:
     """Run one job in-process and return its checkpoint rows.
 
-    A job is single-threaded: fbench parallelises across jobs (one per Ray worker),
-    and a job's matrix products are a few rows wide, where a BLAS thread pool only
-    waits: with two OpenBLAS threads on a busy 2-core machine, one query's relevance
-    product over 88k entries took 5–8 ms instead of 0.09 ms. The job runs with BLAS
-    limited to one thread (the same numbers: the threads split outputs, not sums).
+    Runs on one BLAS thread: fbench parallelises across jobs (one per Ray worker), and a
+    job's matrix products are a few rows wide, where a thread pool only waits. One
+    thread gives the same numbers (BLAS threads split outputs, not sums).
     """
     with _blas().limit(limits=1, user_api="blas"):
         return _run(spec, record_queries)

@@ -2,7 +2,7 @@
 ``pyarrow.fs`` opens from a URI (``s3://bucket/prefix``, ``gs://bucket/prefix``,
 ``hdfs://...``; ``file:///path`` is a local folder).
 
-A local OUT is a ``pathlib.Path``, as it always was. A remote one is an ``ArrowPath``:
+A local OUT is a ``pathlib.Path``. A remote one is an ``ArrowPath``:
 the few ``pathlib`` methods fbench's results code uses, over a ``pyarrow.fs``
 filesystem, so the same code reads and writes both (``Loc`` is either). Object stores
 have no rename: a remote file is written whole, from memory, in one upload, and is
