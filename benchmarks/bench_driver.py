@@ -113,8 +113,9 @@ def paper_line(e: dict[str, Any]) -> str:
 
 
 def readme_sentence(result: dict[str, Any]) -> str:
-    """README's sentence on the driver at scale, made from the largest measured sweep
-    (``tests/test_readme.py`` keeps README in step with ``benchmarks/results.json``)."""
+    """The docs' sentence on the driver at scale (docs/cluster.md), made from the largest
+    measured sweep (``tests/test_docs_examples.py`` keeps the page in step with
+    ``benchmarks/results.json``)."""
     r = max(result["rows"], key=lambda row: row["jobs"])
     e = result["extrapolated"]
     return (f"On this 2-core machine, {r['jobs']:,} trivial jobs (a memory that keeps "

@@ -85,7 +85,7 @@ def test_run_title_keeps_the_job_id() -> None:
 
 def test_list_store_shows_every_extractor_and_where_it_comes_from() -> None:
     """Prevents `fbench list store` omitting extractors a user can pass as
-    `store.extractor` (the harness's `oracle` and `noisy`, which README's numbers use)."""
+    `store.extractor` (the harness's `oracle` and `noisy`, which docs/memory.md's numbers use)."""
     import runner.job.extractors  # noqa: F401  (registers oracle, noisy)
     from memcore import EXTRACTORS
 
@@ -251,9 +251,9 @@ def tour_section() -> tuple[str, str]:
 
 
 def test_tour_follows_the_opening_commands() -> None:
-    """Prevents the tour moving away from the top (right after the install commands) or
-    growing past a 30-second read."""
-    opening = README.index("make install && make test")
+    """Prevents the tour moving away from the top (after the install commands and the
+    board) or growing past a 30-second read."""
+    opening = README.index("make install-dev && make test")
     assert opening < README.index("## 30-second tour") < README.index("## Benchmark your own")
     section, script = tour_section()
     assert len(section.strip().splitlines()) <= 16

@@ -1,9 +1,9 @@
-"""README's cluster recipe ("On a Ray cluster"), run as written on a two-node cluster on
-loopback: the nodes started with ``ray start`` (step 1, with the test's ports, one CPU
-each and its own temp dir), the driver submitted with ``ray job submit --working-dir .``
-(step 2b, on a small grid and a temporary OUT), the results read back from OUT and
-compared with the same sweep run inline. The cluster is the test's own and is stopped
-whatever happens (``tests/ray_cluster_util.py``)."""
+"""The docs' cluster recipe (docs/cluster.md, "On a Ray cluster"), run as written on a
+two-node cluster on loopback: the nodes started with ``ray start`` (step 1, with the
+test's ports, one CPU each and its own temp dir), the driver submitted with ``ray job
+submit --working-dir .`` (step 2b, on a small grid and a temporary OUT), the results read
+back from OUT and compared with the same sweep run inline. The cluster is the test's own
+and is stopped whatever happens (``tests/ray_cluster_util.py``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.ray_cluster_util import RAY_CLI, free_port, start_two_node_cluster
 from tests.test_sweep_cli import deterministic
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+CLUSTER_PAGE = (ROOT / "docs" / "cluster.md").read_text()
 GRID = ["--seeds", "2", "--workloads", "contradiction", "--policies", "keep_all,ebbinghaus",
         "--horizons", "300", "--no-report"]
 
@@ -25,19 +25,19 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 def _recipe() -> list[str]:
-    """The commands of README's cluster recipe, in order."""
-    section = README.split("## On a Ray cluster", 1)[1].split("\n## ", 1)[0]
+    """The commands of the docs' cluster recipe, in order."""
+    section = CLUSTER_PAGE.split("## On a Ray cluster", 1)[1].split("\n## ", 1)[0]
     block = section.split("```bash\n", 1)[1].split("```", 1)[0]
     return [ln for ln in block.splitlines() if ln and not ln.startswith("#")]
 
 
 def test_the_recipe_is_the_one_tested() -> None:
-    """Prevents README's recipe drifting from what the test below runs: the same four
+    """Prevents the docs' recipe drifting from what the test below runs: the same four
     commands, the job submitted from the checkout with the sweep as its entrypoint."""
     assert _recipe() == [
         "ray start --head --port=6379 --dashboard-host=0.0.0.0",
         "ray start --address=HEAD:6379",
-        "fbench sweep --seeds 50 --address HEAD:6379 --out results",
+        "fbench sweep --seeds 50 --address HEAD:6379 --out runs/main",
         "ray job submit --address http://HEAD:8265 --working-dir . -- fbench sweep "
         "--seeds 50 --out /srv/fbench",
     ]

@@ -581,12 +581,13 @@ def test_a_damaged_index_is_one_line_exit_2_and_its_fix_works(out: Path, doc: st
     assert "6 run, 0 skipped" in result.stderr
 
 
-def test_readme_compact_example_is_true(out: Path, tmp_path: Path,
+def test_docs_compact_examples_are_true(out: Path, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Prevents a README `fbench compact` example that does not run on a sweep's folder."""
+    """Prevents a README or docs `fbench compact` example that does not run on a sweep's
+    folder."""
     import shlex
 
-    from tests.test_readme import fbench_examples
+    from tests.test_docs_examples import fbench_examples
 
     examples = [c for c in fbench_examples() if c.startswith("fbench compact")
                 and "s3://" not in c]  # (object storage: tests/test_object_store.py)

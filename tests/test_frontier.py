@@ -66,7 +66,7 @@ def test_cells_pair_with_the_oracle_at_the_same_budget(frontier: Path) -> None:
             assert r["baseline"] == "oracle"
             assert json.loads(r["baseline_params"]) == json.loads(r["params"])
             # nobody beats the oracle's current recall; on the seeds' recall, without a
-            # budget a hoarder can (an old entry whose value came back: README, Metrics)
+            # budget a hoarder can (an old entry whose value came back: docs/metrics.md)
             if metric == "recall_current_at_k" or r["params"] != "{}":
                 assert r["delta_mean"] <= 0.0, r
 

@@ -107,10 +107,10 @@ def test_a_rerun_with_another_grid_keeps_what_memories_json_held(tmp_path: Path)
     ("incumbents", 1980, {"lethe_agent", "mem0", "langgraph_store", "yantrikdb",
                           "lethe", "ebbinghaus", "keep_all", "oracle"}),
     ("incumbents-bounded", 1560, {"lethe_agent", "yantrikdb", "keep_all", "oracle"})])
-def test_the_incumbent_sweeps_are_the_grids_readme_describes(
+def test_the_incumbent_sweeps_are_the_grids_the_docs_describe(
         name: str, n_jobs: int, policies: set[str]) -> None:
-    """Prevents the committed incumbents configs drifting from README (the job counts it
-    quotes) and from the issue's grid: 20 seeds, three workloads, the oracle at every
+    """Prevents the committed incumbents configs drifting from the Incumbents page (the job
+    counts it quotes) and from the issue's grid: 20 seeds, three workloads, the oracle at every
     budget sweeps/frontier.toml uses, both embedders."""
     from runner.sweep.config import build_spec, load_config
     from runner.sweep.expand import expand
@@ -119,7 +119,8 @@ def test_the_incumbent_sweeps_are_the_grids_readme_describes(
     config = load_config(root / "sweeps" / f"{name}.toml")
     spec = build_spec(config, {})
     jobs = expand(spec)
-    assert len(jobs) == n_jobs and f"{n_jobs:,} jobs" in (root / "README.md").read_text()
+    page = (root / "docs" / "incumbents.md").read_text()
+    assert len(jobs) == n_jobs and f"{n_jobs:,} jobs" in page
     assert config["out"] == f"published/{name}" and len(spec.seeds) == 20
     assert {j.policy for j in jobs} == policies
     assert {j.workload for j in jobs} == {"contradiction", "lifecycle", "statebench"}

@@ -240,14 +240,14 @@ def test_a_worker_that_cannot_write_stops_the_sweep_in_one_line(
     assert "No space left on device" in errors[0] and "rerun the same command" in errors[0]
 
 
-def test_readme_object_storage_commands_run(s3: dict[str, str], tmp_path: Path,
+def test_docs_object_storage_commands_run(s3: dict[str, str], tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """Prevents README's object-storage section from going stale: each of its fbench
-    commands runs as written against the server (its bucket is this test's), and the
-    report lands in the local --report-dir."""
-    from tests.test_readme import README
+    """Prevents the docs' object-storage section (docs/cluster.md) from going stale: each
+    of its fbench commands runs as written against the server (its bucket is this test's),
+    and the report lands in the local --report-dir."""
+    from tests.test_docs_examples import page
 
-    block = README.split("## Results in object storage", 1)[1].split("```bash\n", 1)[1]
+    block = page("cluster.md").split("## Results in object storage", 1)[1].split("```bash\n", 1)[1]
     commands = [line.split("#")[0].strip() for line in block.split("```", 1)[0].splitlines()]
     commands = [c for c in commands if c.startswith("fbench ")]
     assert len(commands) == 4 and all(f"s3://{BUCKET}/" in c for c in commands)

@@ -189,14 +189,14 @@ def test_a_statebench_sweep_runs_inline_and_on_ray_with_per_track_metrics(tmp_pa
 
 
 @pytest.mark.slow
-def test_readme_states_what_one_stream_holds() -> None:
-    """Prevents README's StateBench counts drifting from the stream: its table is
-    recomputed from seed 0's default stream, row for row."""
+def test_workloads_page_states_what_one_stream_holds() -> None:
+    """Prevents the StateBench counts of the Workloads page drifting from the stream: its
+    table is recomputed from seed 0's default stream, row for row."""
     from outside.statebench import StateBenchParams, track_counts
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    page = (Path(__file__).parent.parent / "docs" / "workloads.md").read_text()
     counts = track_counts(0, 2000, StateBenchParams())
     for track, c in counts.items():
         row = f"| {track} | " + " | ".join(str(c[k]) for k in (
             "timelines", "observations", "current", "stale", "queries", "answerable")) + " |"
-        assert row in readme, row
+        assert row in page, row
