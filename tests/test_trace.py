@@ -43,6 +43,12 @@ def export(tmp: Path, workload: str, seed: int, horizon: int, name: str = "t.jso
     return out
 
 
+def test_export_makes_the_trace_folder(tmp_path: Path) -> None:
+    """Prevents a traceback when ``--output`` names a folder that does not exist yet."""
+    out = export(tmp_path, "contradiction", 0, 100, name="traces/new/t.jsonl")
+    assert out.is_file() and out.read_text().count("\n") > 100
+
+
 def deterministic(metrics: dict[str, float]) -> str:
     return json.dumps({k: v for k, v in metrics.items() if not METRICS[k].timing},
                       sort_keys=True)

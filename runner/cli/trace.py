@@ -117,8 +117,8 @@ def import_(
 
 
 def write_trace(output: Path, header: Header, events: Iterable[Event]) -> int:
-    """Write a trace atomically (JSON lines, or Parquet for a .parquet name): the number of
-    events written."""
+    """Write a trace atomically (JSON lines, or Parquet for a .parquet name), its folder
+    made if missing: the number of events written."""
     from runner.results.atomic import write_atomic
     from workloads.trace.columnar import write_parquet
     from workloads.trace.format import event_json
@@ -136,5 +136,6 @@ def write_trace(output: Path, header: Header, events: Iterable[Event]) -> int:
                 f.write(json.dumps(event_json(ev), sort_keys=True, ensure_ascii=False) + "\n")
                 n += 1
 
+    output.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(output, write)
     return n
