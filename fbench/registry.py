@@ -12,7 +12,8 @@ Where an entry comes from, in lookup order:
    ``derived_origin(name)`` says whose code they run (a plugin policy's wrapper is
    that plugin's).
 3. **an installed distribution's entry point** in the registry's ``group``
-   (``fbench.policies``, ...), imported only when looked up.
+   (``fbench.policies``, ...), imported only when looked up (one that imports a
+   missing library of an extra of fbench names the extra: ``fbench.extras``).
 4. **``module:attr``**: imported from the current directory or ``PYTHONPATH``.
 
 A plugin entry passes through ``adapt(obj, name)`` (which may refuse it with a
@@ -30,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from fbench.extras import extra_of, missing
 from fbench.plugins import (
     BUILTIN,
     PLUGIN_TARGETS,
@@ -142,12 +144,18 @@ class Registry(Mapping[str, T]):
             try:
                 loaded = entry.load()
             except Exception as exc:
-                raise RegistryError(
-                    f"{self.kind} {name!r} from {entry.origin.describe()} cannot be "
-                    f"imported ({type(exc).__name__}: {exc}); reinstall that package"
-                ) from None
+                raise RegistryError(self._unloadable(name, entry, exc)) from None
             entry.value, entry.load = self._plugin(loaded, name), None
         return entry
+
+    def _unloadable(self, name: str, entry: _Entry[T], exc: Exception) -> str:
+        """Why an entry point fails to import, in one line: the extra to install when a
+        library of one of fbench's extras is missing, else the error itself."""
+        lacks = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if lacks and extra_of(lacks):
+            return str(missing(f"{self.kind} {name!r}", lacks))
+        return (f"{self.kind} {name!r} from {entry.origin.describe()} cannot be imported "
+                f"({type(exc).__name__}: {exc}); reinstall that package")
 
     def __getitem__(self, name: str) -> T:
         entry = self._resolve(name)

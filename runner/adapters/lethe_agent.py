@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from fbench.extras import import_module
 from memcore.minilm import local_model
 from memcore.store import parse_tags
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
-from runner.adapters.probe import require
 from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
@@ -183,7 +183,7 @@ class LetheAgentAdapter:
 
 
 def build(policy_params: LetheAgentParams, store_params: Any, vocab: Vocabulary) -> Any:
-    lethe = require("lethe", "lethe-agent", NAME)
+    lethe = import_module("lethe", f"policy {NAME!r}")
     try:
         return LetheAgentAdapter(lethe, policy_params)
     except ValueError as exc:
@@ -197,6 +197,7 @@ MEMORY = (MemoryKind(
                 "(score_decay) or its fifo/lru/lfu/lifo/ttl retention, on the simulated clock",
     Params=LetheAgentParams, StoreParams=None, build=build,
     embedder=lambda policy, store: str(policy.embedder), library=("lethe-agent",),
+    imports=("lethe",),
     forgets=lambda p: (f"{p.retention} retention" + (f", {p.ttl_days:g}-day TTL"
                        if p.retention == "ttl" else "") + (" (its default)"
                        if p.retention == "score_decay" else "") + f", capacity {p.capacity}")))

@@ -39,12 +39,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fbench.extras import import_module
 from memcore.minilm import local_model
 from memcore.text import whitespace_tokens
 from runner.adapters import mem0_clock
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
-from runner.adapters.probe import require
 from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
@@ -182,8 +182,9 @@ def build(policy_params: Mem0Params, store_params: Any, vocab: Vocabulary) -> An
     # mem0 warns on every construction that spaCy and fastembed are absent (the paths
     # this adapter does not exercise, as documented above): keep a sweep's console clean
     logging.getLogger("mem0").setLevel(logging.ERROR)
-    mem0 = require("mem0", "mem0ai", NAME)
-    require("qdrant_client", "qdrant-client", NAME)
+    who = f"policy {NAME!r}"
+    mem0 = import_module("mem0", who)
+    import_module("qdrant_client", who)
     try:
         # mem0's huggingface embedder loads the model itself, from this folder
         return Mem0Adapter(mem0, local_model(), policy_params)
@@ -199,5 +200,6 @@ MEMORY = (MemoryKind(
                 "captures expire_days after them (expiration_date, on the simulated clock)",
     Params=Mem0Params, StoreParams=None, build=build,
     embedder=lambda policy, store: "minilm", library=("mem0ai", "qdrant-client"),
+    imports=("mem0", "qdrant_client"),
     forgets=lambda p: (f"expiration_date {p.expire_days:g} days after capture"
                        if p.expire_days else "none (add-only)")))

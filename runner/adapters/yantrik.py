@@ -39,9 +39,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fbench.extras import import_module
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
-from runner.adapters.probe import require
 from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
 
@@ -219,7 +219,7 @@ class YantrikAdapter:
 
 
 def build(policy_params: YantrikParams, store_params: Any, vocab: Vocabulary) -> Any:
-    require("yantrikdb", "yantrikdb", NAME)
+    import_module("yantrikdb", f"policy {NAME!r}")
     try:
         return YantrikAdapter(policy_params)
     except ValueError as exc:
@@ -234,5 +234,6 @@ MEMORY = (MemoryKind(
                 "its composite recall (query)",
     Params=YantrikParams, StoreParams=None, build=build,
     embedder=lambda policy, store: str(policy.embedder), library=("yantrikdb",),
+    imports=("yantrikdb",),
     forgets=lambda p: (f"evict({p.max_active}) to its cold tier daily" if p.max_active
                        else f"none (half-life {p.half_life_days:g} days ranks only)")))

@@ -10,6 +10,7 @@ from rich.console import RenderableType
 from rich.markup import escape
 from rich.table import Column, Table
 
+from fbench.registry import RegistryError
 from runner.cli.app import app, console, user_errors
 
 Lister = Callable[[list[str]], RenderableType]
@@ -38,6 +39,19 @@ def _params_text(cls: type | None) -> str:
     return ", ".join(f"{k}={d!r}" for k, (_, d) in fields_of(cls).items()) or "-"
 
 
+def _from_text(where: str, imports: tuple[str, ...]) -> str:
+    """Where a memory comes from (``where``): for one whose modules come from extras of
+    fbench, the extras to install (``fbench[incumbents]``) and whether one is missing."""
+    from fbench.extras import absent, extra_of
+
+    extras = sorted({e for m in imports if (e := extra_of(m)) is not None})
+    if not extras:
+        return where
+    spec = f"fbench[{','.join(extras)}]"
+    where = spec if where == "fbench" else f"{where}, needs {spec}"
+    return where + (", not installed" if any(absent(m) for m in imports) else "")
+
+
 @lister("policies")
 def _list_policies(extra: list[str]) -> Table:
     from runner.adapters import MEMORIES
@@ -45,9 +59,15 @@ def _list_policies(extra: list[str]) -> Table:
     t = Table(Column("policy", no_wrap=True), "family", "parameters (policy.*)", "from",
               "description")
     for name in sorted({*MEMORIES.names(), *extra}):
-        kind = MEMORIES.lookup(name, "policy")
+        try:
+            kind = MEMORIES.lookup(name, "policy")
+        except RegistryError as exc:  # an installed entry point that cannot be imported
+            if name in extra:
+                raise
+            _row(t, name, "-", "-", "-", str(exc))
+            continue
         _row(t, name, kind.family, _params_text(kind.Params),
-             MEMORIES.origin(name).describe(), kind.description)
+             _from_text(MEMORIES.origin(name).describe(), kind.imports), kind.description)
     return t
 
 
@@ -63,7 +83,13 @@ def _list_workloads(extra: list[str]) -> RenderableType:
               "parameters (workload.*)", "from")
     notes = []
     for name in sorted({*WORKLOADS.names(), *extra}):
-        w = WORKLOADS.lookup(name, "workload")
+        try:
+            w = WORKLOADS.lookup(name, "workload")
+        except RegistryError as exc:  # an installed entry point that cannot be imported
+            if name in extra:
+                raise
+            _row(t, name, "-", "-", "-", "-", str(exc))
+            continue
         _row(t, name, w.version, w.horizon_unit, str(w.default_horizon), _params_text(w.Params),
              WORKLOADS.origin(name).describe())
         headroom = notes_of(name) if WORKLOADS.origin(name).source == "builtin" else None

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cluster.base import Outcome, TaskFn
+from fbench.extras import MissingExtra, extra_of, pip_line
 from fbench.registry import RegistryError
 from runner.adapters import MEMORIES
 from runner.job.run import JobResult, run_job
@@ -72,7 +73,8 @@ def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
             sink: Loc | None = None) -> Outcome:
     """The job function executors ship: never raises; a failure is an outcome (a
     plugin or a module this process cannot import: ``PLUGIN_ERROR`` and one line naming
-    it and the node; a shard ``sink`` refused: ``STORAGE_ERROR``)."""
+    it, the extra that installs it if any, and the node; a shard ``sink`` refused:
+    ``STORAGE_ERROR``)."""
     try:
         spec = JobSpec.from_dict(json.loads(spec_json))
         table = result_table(run_job(spec), node, prov)
@@ -87,13 +89,18 @@ def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
         # (its final row travels: the report after the sweep takes it from memory,
         # ``runner.results.known``, instead of reading every shard back)
         return Outcome(spec_json, table.filter(pc.field("is_final")), stored=stamp)
-    except RegistryError as exc:
+    except (RegistryError, MissingExtra) as exc:
         return Outcome(spec_json, None, f"{PLUGIN_ERROR}{exc}, {_where(node)}")
     except ModuleNotFoundError as exc:  # a plugin's or fbench's own dependency
-        return Outcome(spec_json, None, f"{PLUGIN_ERROR}module {exc.name!r} is not installed "
-                                        f"{_where(node)}")
+        return Outcome(spec_json, None, f"{PLUGIN_ERROR}{_lacking(exc.name)} {_where(node)}")
     except Exception:
         return Outcome(spec_json, None, traceback.format_exc())
+
+
+def _lacking(module: str | None) -> str:
+    """A module this process cannot import, and the extra that installs it if any."""
+    extra = extra_of(module or "")
+    return f"module {module!r} is not installed" + (f" ({pip_line(extra)})" if extra else "")
 
 
 def _where(node: str) -> str:

