@@ -1,4 +1,4 @@
-.PHONY: install install-dev test lint typecheck golden bench bench-executors bench-aggregate weights check-weights results docs readme-board
+.PHONY: install install-dev test test-fast lint typecheck golden bench bench-executors bench-aggregate weights check-weights results docs readme-board
 
 PY ?= python
 
@@ -22,6 +22,13 @@ install-dev:
 test:
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not cluster"
 	$(PY) -m pytest -q -m cluster
+
+# The contributor's loop, on both cores: the suite without the slow
+# tests, Ray (embedded or a cluster), the incumbents, the browser and libfaketime;
+# make test runs them all. Tests whose install is missing skip, naming it.
+test-fast:
+	$(PY) -m pytest -q -n 2 --dist loadfile \
+		-m "not slow and not cluster and not ray and not incumbents and not browser and not faketime"
 
 lint:
 	$(PY) -m ruff check .

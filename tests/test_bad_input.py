@@ -173,6 +173,7 @@ def test_the_table_is_large_enough() -> None:
     assert len(CASES) >= 30
 
 
+@pytest.mark.incumbents
 def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None:
     """Prevents a registered name from steering a shard outside OUT (``..``, a slash)."""
     from runner.adapters import MEMORIES
@@ -196,12 +197,11 @@ def test_every_shard_path_stays_inside_the_output_folder(tmp_path: Path) -> None
 def test_an_address_that_is_not_ray_fails_in_one_line_quickly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a port that accepts connections but is not Ray (here a server that reads
-    and never answers) from costing ``ray.init``'s retries (21 s), Ray's log and a
-    misleading auth hint: one line naming the address, exit 2, in under 5 s, and no
-    file written."""
+    and never answers) from reaching ``ray.init`` (its retries, Ray's log and a misleading
+    auth hint): the probe before it answers with one line naming the address ("not a
+    Ray cluster"), exit 2, and no file written."""
     import socket
     import threading
-    import time
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -219,7 +219,6 @@ def test_an_address_that_is_not_ray_fails_in_one_line_quickly(
 
     threading.Thread(target=accept, daemon=True).start()
     monkeypatch.chdir(tmp_path)
-    start = time.perf_counter()
     try:
         result = CliRunner().invoke(app, [*SWEEP, "--seeds", "1", "--policies", "keep_all",
                                           "--address", f"127.0.0.1:{port}"])
@@ -227,12 +226,10 @@ def test_an_address_that_is_not_ray_fails_in_one_line_quickly(
         server.close()
         for conn in held:
             conn.close()
-    took = time.perf_counter() - start
     assert result.exit_code == 2, (result.output, result.exception)
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "not a Ray" in lines[0], \
         result.stderr
-    assert took < 5.0, took
     assert list(tmp_path.iterdir()) == []
 
 

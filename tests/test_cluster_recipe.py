@@ -21,9 +21,6 @@ CLUSTER_PAGE = (ROOT / "docs" / "cluster.md").read_text()
 GRID = ["--seeds", "2", "--workloads", "contradiction", "--policies", "keep_all,ebbinghaus",
         "--horizons", "300", "--no-report"]
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-
 def _recipe() -> list[str]:
     """The commands of the docs' cluster recipe, in order."""
     section = CLUSTER_PAGE.split("## On a Ray cluster", 1)[1].split("\n## ", 1)[0]
@@ -43,6 +40,9 @@ def test_the_recipe_is_the_one_tested() -> None:
     ]
 
 
+@pytest.mark.cluster
+@pytest.mark.slow
+@pytest.mark.cluster_extra  # the head serves the job server (ray[default])
 def test_ray_job_submit_runs_the_sweep_on_the_cluster(tmp_path: Path) -> None:
     """Prevents the recipe's ``ray job submit`` from failing, running the jobs off the
     cluster or giving other numbers: the job succeeds, its shards are in OUT on the head's

@@ -5,6 +5,7 @@ numbers the pages quote are the committed summaries' and the benchmarks'."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.metrics import CATEGORIES, METRICS
+from tests.needs import marks_for
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -86,14 +88,41 @@ def runnable(cmd: str) -> list[str]:
     return [*argv, "--dry-run"] if argv[0] == "sweep" and "--dry-run" not in argv else argv
 
 
+def needs(commands: list[str]) -> list[pytest.MarkDecorator]:
+    """The install markers of a block (tests/needs.py): those its policies, workloads and
+    embedders need, on its command lines or in the sweep configs it reads."""
+    names = set().union(*(names_in(c) for c in commands))
+    return [getattr(pytest.mark, m) for m in sorted(marks_for(names))]
+
+
+def names_in(cmd: str) -> set[str]:
+    """Every word of a command, split at commas and ``=``, and every string value of a
+    sweep config it reads (its policies, workloads, embedders)."""
+    words = set(re.split(r"[\s,=]+", cmd))
+    for arg in shlex.split(cmd):
+        if arg.endswith(".toml") and (ROOT / arg).is_file():
+            words |= set(toml_strings(tomllib.loads((ROOT / arg).read_text())))
+    return words
+
+
+def toml_strings(value: object) -> list[str]:
+    """The strings in a parsed TOML value, at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [s for v in value for s in toml_strings(v)] if isinstance(value, list) else []
+
+
 def example_blocks() -> list[object]:
-    """Each bash block with a command to run, as a test case named page:block."""
+    """Each bash block with a command to run, as a test case named page:block, marked
+    with the installs it needs."""
     cases: list[object] = []
     for name, text in PAGES.items():
         for i, block in enumerate(bash_blocks(text), 1):
             commands = [c for c in fbench_lines(block) if not_run(c) is None]
             if commands:
-                cases.append(pytest.param(commands, id=f"{name}:{i}"))
+                cases.append(pytest.param(commands, id=f"{name}:{i}", marks=needs(commands)))
     return cases
 
 
@@ -117,12 +146,11 @@ def test_every_skipped_example_exists() -> None:
         assert any(key in c for c in commands), (key, why)
 
 
+@pytest.mark.docs
 def test_docs_site_builds_strictly(tmp_path: Path) -> None:
     """Prevents a broken docs site: a dead link or anchor, a page left out of the nav, a
     link to a file outside docs/, or an API page whose objects no longer resolve
     (`mkdocs build --strict`, as `make docs` runs it)."""
-    for module in ("mkdocs", "material", "mkdocstrings_handlers.python"):
-        pytest.importorskip(module, reason='the docs tools: pip install -e ".[docs]"')
     res = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
                          timeout=600, check=False)
@@ -184,6 +212,40 @@ def test_reading_results_with_pandas_polars_and_duckdb(tmp_path: Path,
                              text=True, timeout=120, check=False)
         assert out.returncode == 0, out.stderr
         assert "keep_all" in out.stdout and "last_write_wins" in out.stdout, out.stdout
+
+
+def progress_example() -> list[str]:
+    """The lines of Sweeps' example of a piped sweep's stderr."""
+    blocks = re.findall(r"```text\n(.*?)```", section(page("sweeps.md"), "## Progress"),
+                        flags=re.S)
+    assert len(blocks) == 1
+    return blocks[0].splitlines()
+
+
+def test_progress_example_is_what_fbench_prints(tmp_path: Path) -> None:
+    """Prevents Sweeps' example of progress in a log from drifting from the CLI: its
+    progress lines are exactly what runner.cli.progress writes for the tallies they show,
+    and a real three-job sweep with its stderr piped ends with a progress line and a
+    summary of the same shape (numbers aside)."""
+    from runner.cli.progress import SECONDS_VARIABLE, Tally, progress_line
+
+    first, last, summary = progress_example()
+    assert first == progress_line("sweep", Tally(1, 3, ran=1, skipped=0, failed=0), 2.0, 0.67)
+    assert last == progress_line("sweep", Tally(3, 3, ran=3, skipped=0, failed=0), 4.0, 0.79)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    res = subprocess.run([sys.executable, "-m", "runner.cli", "sweep", "--policies",
+                          "keep_all,last_write_wins,ebbinghaus", "--workloads", "contradiction",
+                          "--seeds", "1", "--horizons", "300", "--executor", "inline", "--out",
+                          "tour", "--no-report"], cwd=tmp_path, capture_output=True, text=True,
+                         env=env | {SECONDS_VARIABLE: "2"}, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr
+
+    def shape(line: str) -> str:
+        return re.sub(r"\d+(?:\\\.\d+)?", r"[\\d.]+", re.escape(line))
+
+    assert re.fullmatch(shape(last), res.stderr.splitlines()[-2]), res.stderr
+    assert res.stderr.splitlines()[-1] == summary
 
 
 def test_share_of_hard_updates_found_is_computed() -> None:
@@ -283,11 +345,13 @@ BOUNDED_QUOTES = [
 ]
 
 
-@pytest.mark.parametrize("quote, workload, policy, params, metric, folder",
+# (`memory`, not `policy`: a case reads a summary, so it needs no library installed;
+# tests/conftest.py marks a case by the policy it runs)
+@pytest.mark.parametrize("quote, workload, memory, params, metric, folder",
                          [(*q, "incumbents") for q in INCUMBENT_QUOTES]
                          + [(*q, "incumbents-bounded") for q in BOUNDED_QUOTES])
 def test_incumbent_numbers_are_the_committed_summary(
-        quote: str, workload: str, policy: str, params: dict[str, object], metric: str,
+        quote: str, workload: str, memory: str, params: dict[str, object], metric: str,
         folder: str) -> None:
     """Prevents a number the Incumbents page quotes from RESULTS.md from being typed in or
     going stale: each equals its cell's mean in its sweep's committed summary.parquet, to
@@ -297,7 +361,7 @@ def test_incumbent_numbers_are_the_committed_summary(
     assert quote in " ".join(page("incumbents.md").split()), quote
     shown = re.findall(r"\d[\d,]*(?:\.\d+)?", quote)[0]
     rows = [r for r in pq.read_table(ROOT / "published" / folder / "summary.parquet").to_pylist()
-            if (r["workload"], r["policy"], r["metric"]) == (workload, policy, metric)
+            if (r["workload"], r["policy"], r["metric"]) == (workload, memory, metric)
             and json.loads(r["params"]) == params]
     assert len(rows) == 1, (quote, len(rows))
     decimals = len(shown.split(".")[1]) if "." in shown else 0

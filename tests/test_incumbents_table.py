@@ -48,6 +48,7 @@ def test_budget_is_the_smallest_that_holds_the_cell() -> None:
     assert oracle_budget(3.0, [0]) == 0
 
 
+@pytest.mark.incumbents
 def test_the_table_leads_with_each_library_cell(sweep: Path) -> None:
     """Prevents a lead table whose numbers are not the shards': the library's row gives
     the version its shards record, its rule, its mean size, the oracle budget that holds
@@ -85,6 +86,7 @@ def test_no_table_without_a_library(tmp_path: Path) -> None:
     assert "libraries against the oracle" not in (out / "RESULTS.md").read_text()
 
 
+@pytest.mark.incumbents
 def test_a_rerun_with_another_grid_keeps_what_memories_json_held(tmp_path: Path) -> None:
     """Prevents a later sweep into the same folder erasing the rules of the cells an
     earlier grid ran (the report would lose their rows' rule): memories.json adds."""
@@ -103,6 +105,8 @@ def test_a_rerun_with_another_grid_keeps_what_memories_json_held(tmp_path: Path)
                              '{"policy.retention": "lru"}': "lru retention, capacity 100"}
 
 
+@pytest.mark.incumbents
+@pytest.mark.statebench
 @pytest.mark.parametrize(("name", "n_jobs", "policies"), [
     ("incumbents", 1980, {"lethe_agent", "mem0", "langgraph_store", "yantrikdb",
                           "lethe", "ebbinghaus", "keep_all", "oracle"}),

@@ -31,7 +31,8 @@ from runner.analysis import stats
 
 REPS = 4000
 NULL_REPS = 10_000
-NS = (5, 10, 20, 50)
+# (the 50-seed cases are slow: make test runs them, make test-fast does not)
+NS = (5, 10, 20, pytest.param(50, marks=pytest.mark.slow))
 Draw = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
 
 MEANS: dict[str, tuple[Draw, float]] = {

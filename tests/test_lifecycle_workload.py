@@ -7,7 +7,6 @@ import hashlib
 import inspect
 import subprocess
 import sys
-import time
 import typing
 from collections import Counter, defaultdict
 from functools import cache
@@ -127,13 +126,12 @@ def test_seeds_and_variants_give_different_streams() -> None:
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_events_are_lazy(name: str) -> None:
-    """Prevents materialising a horizon in memory: a billion-day stream starts at once."""
+    """Prevents materialising a horizon in memory: a billion-day stream is a generator
+    whose first events come without the rest being made."""
     w = WORKLOADS[name]
-    start = time.perf_counter()
     gen = w.events(0, 10**9, w.Params())
-    assert inspect.isgenerator(w.events(0, 10**9, w.Params()))
+    assert inspect.isgenerator(gen)
     first = [next(gen) for _ in range(50)]
-    assert time.perf_counter() - start < 0.5
     assert first[0].t == 0
 
 

@@ -266,10 +266,8 @@ def test_an_unreachable_store_is_one_line(s3: dict[str, str],
     from tests.s3_server import free_port
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
-    start = time.monotonic()
     code, output = cli("sweep", *GRID, "--no-report", "--out", f"s3://{BUCKET}/nowhere")
     assert code == 2, output
     lines = output.strip().splitlines()
     assert len(lines) == 1 and "cannot be written" in lines[0], output
     assert "connect" in lines[0].lower(), output
-    assert time.monotonic() - start < 60

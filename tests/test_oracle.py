@@ -47,6 +47,7 @@ def test_budget_evicts_distractors_before_facts() -> None:
     assert mean("contradiction", "oracle", "false_forget_rate", capacity=30) > 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workload", ["contradiction", "lifecycle"])
 def test_no_reference_policy_beats_the_oracle_at_a_budget(workload: str) -> None:
     """Prevents a budgeted oracle that some policy out-recalls: at store budgets of 20

@@ -74,6 +74,8 @@ def minimem(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow  # (two sweeps encoding with MiniLM)
+@pytest.mark.minilm
 def test_a_memory_is_never_paired_with_another_embedders_baseline(minimem: Path) -> None:
     """Prevents pairing across embedders end to end: the shards record the embedder the
     memory declared; with keep_all at hashing only the MiniLM memory gets no Δ and a note;

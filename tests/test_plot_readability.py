@@ -32,6 +32,9 @@ from runner.report.plots import write_plots
 from runner.results.aggregate import Setting
 from runner.results.tables import variant_label
 
+# (about a minute of plots: make test runs it, make test-fast does not)
+pytestmark = pytest.mark.slow
+
 WORKLOAD = "contradiction"
 SEEDS = (0, 1, 2)
 METRICS = ("recall_at_k", "contradiction_rate", "final_size", "final_tokens",

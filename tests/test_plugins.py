@@ -122,21 +122,7 @@ def test_a_file_plugin_reruns_only_when_its_code_changes(mymem: Path, executor: 
         [("keep_all", 2), ("mymem:RecencyMem", 2)]  # the superseded seeds are not counted
 
 
-def example_installed() -> bool:
-    try:
-        metadata.distribution("fbench-example")
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
-def test_the_example_package_is_installed() -> None:
-    """Prevents the example plugin's tests from passing vacuously: CI and `make install`
-    install examples/fbench-example (pip install -e examples/fbench-example)."""
-    assert example_installed(), "pip install -e examples/fbench-example (make install does)"
-
-
-@pytest.mark.skipif(not example_installed(), reason="examples/fbench-example not installed")
+@pytest.mark.example
 def test_the_example_package_passes_check_sweeps_and_reports(tmp_path: Path) -> None:
     """Prevents the entry-point path from breaking for an outside package: its memory
     passes `fbench check`, is listed with its distribution and version, and a sweep of it
@@ -160,13 +146,14 @@ def test_the_example_package_passes_check_sweeps_and_reports(tmp_path: Path) -> 
 
 
 @pytest.mark.cluster
+@pytest.mark.example
 def test_plugins_run_on_a_two_node_cluster(mymem: Path) -> None:
     """Prevents plugins that work only on the driver: a file plugin (shipped to the
     workers as py_modules) and the installed example's memory run on both nodes of a
     real loopback cluster, equal to inline."""
     from tests.ray_cluster_util import start_two_node_cluster
 
-    policies = "mymem:RecencyMem,keep_all" + (",recency" if example_installed() else "")
+    policies = "mymem:RecencyMem,keep_all,recency"
     grid = ["sweep", "--policies", policies, "--workloads", "contradiction", "--seeds", "3",
             "--horizons", "600", "--no-report"]
     inline = fbench(*grid, "--executor", "inline", "--out", "inline", cwd=mymem)
@@ -210,6 +197,7 @@ def test_a_plugin_no_worker_can_import_stops_the_sweep_in_one_line(tmp_path: Pat
     assert not list((tmp_path / "o").glob("shards/*/*/*.parquet"))
 
 
+@pytest.mark.incumbents
 def test_a_plugin_declares_its_library_and_its_forgetting_rule() -> None:
     """Prevents a plugin memory losing what the incumbents' own adapters can declare:
     the distributions it drives (their versions go into every shard) and its rule in

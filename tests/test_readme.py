@@ -53,11 +53,35 @@ def test_readme_timing_is_the_benchmarks() -> None:
     assert readme_sentence(results["sweep"]["result"]) in " ".join(README.split())
 
 
+def test_readme_job_count_is_the_default_grid() -> None:
+    """Prevents a stale size of the first command's sweep: README's "N jobs (P policies ×
+    W workloads × S seeds)" is what `fbench sweep --seeds 50` expands to."""
+    from runner.sweep.config import build_spec, seeds_from_count
+    from runner.sweep.expand import expand
+
+    m = re.search(r"The sweep is ([\d,]+) jobs \((\d+)\s+policies × (\d+) workloads × (\d+) "
+                  r"seeds\)", README)
+    assert m is not None
+    jobs = expand(build_spec({}, {"seeds": seeds_from_count(int(m.group(4)))}))
+    assert m.group(4) == "50"
+    assert (int(m.group(1).replace(",", "")), int(m.group(2)), int(m.group(3))) == (
+        len(jobs), len({j.policy for j in jobs}), len({j.workload for j in jobs}))
+
+
 def test_board_is_the_committed_summaries() -> None:
     """Prevents README's board from being typed in or going stale: the block between its
     markers is exactly what runner.report.headline renders from published/*/summary.parquet
     (`make readme-board` rewrites it)."""
     assert board_in(README) == board(ROOT / "published")
+
+
+def test_board_is_a_few_numbers() -> None:
+    """Prevents the board from growing back into a table of everything: it shows 5 to 8
+    numbers (each a mean ± half-width) in at most 4 columns; the rest is RESULTS.md's."""
+    block = board_in(README)
+    assert 5 <= len(re.findall(r"\d ± \d", block)) <= 8, block
+    header = next(line for line in block.splitlines() if line.startswith("| "))
+    assert header.count(" | ") + 1 <= 4, header
 
 
 def test_board_rewrite_keeps_the_rest_of_the_text() -> None:

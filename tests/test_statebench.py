@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from runner.cli import app
 from workloads import Observe, ObserveTruth, Query, QueryTruth, Tick
 
-pytest.importorskip("statebench")  # the extra; CI installs it
+pytestmark = [pytest.mark.statebench]
 
 TIMELINE: dict[str, Any] = {
     "id": "S1-000042", "domain": "sales", "track": "supersession",
