@@ -27,14 +27,19 @@ def _fbench(*args: str) -> None:
     from runner.cli.app import app
 
     result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, (args, result.output)
+    assert result.exit_code == 0, (args, result.output, repr(result.exception))
 
 
-def pin_timings(out: Path) -> None:
-    """Rewrite each shard of ``out`` with its timing metrics (wall-clock seconds and query
-    milliseconds, the only values a rerun changes) set from the job's horizon and each
-    checkpoint, so that the Scaling section's seconds and every file's bytes are the same
-    on every run."""
+# What the shards record of the code and machine that ran them, pinned.
+PROVENANCE = {"git_commit": "0" * 40, "fbench_version": "0.1.0",
+              "versions": '{"fbench": "0.1.0", "numpy": "2", "pyarrow": "20", "python": "3"}'}
+
+
+def pin_run_facts(out: Path) -> None:
+    """Rewrite each shard of ``out`` with what a rerun on another commit or machine
+    changes pinned: its timing metrics (wall-clock seconds and query milliseconds) set
+    from the job's horizon and each checkpoint, and its provenance (``PROVENANCE``), so
+    that every file a report makes has the same bytes on every run."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -50,17 +55,20 @@ def pin_timings(out: Path) -> None:
             i = table.schema.get_field_index(name)
             values = [horizon * 1e-4 * (c + 1) for c in range(n)]
             table = table.set_column(i, table.schema.field(i), pa.array(values, pa.float64()))
+        for name, value in PROVENANCE.items():
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, table.schema.field(i), pa.array([value] * n, pa.string()))
         write_shard(path, table)
 
 
 def build(root: Path) -> None:
-    """Run the three sweeps into ``root/NAME`` (their timings pinned: ``pin_timings``) and
-    write each one's report (Markdown and HTML), the calibration into
-    ``root/calibration``."""
+    """Run the three sweeps into ``root/NAME`` (what a rerun elsewhere changes pinned:
+    ``pin_run_facts``) and write each one's report (Markdown and HTML), the calibration
+    into ``root/calibration``."""
     for name in SWEEPS:
         _fbench("sweep", "--config", str(CASES_DIR / f"{name}.toml"), "--out",
                 str(root / name), "--executor", "inline", "--no-report", "--quiet")
-        pin_timings(root / name)
+        pin_run_facts(root / name)
     (root / "calibration").mkdir(exist_ok=True)
     _fbench("calibrate", "contradiction", "--seeds", "3", "--horizon", "0.1x", "--quiet",
             "--json", str(root / "calibration" / "contradiction.json"))
