@@ -21,8 +21,7 @@ from fbench.registry import Registry
 class Outcome:
     """What one job came back with: its result (a shard table), or the error's text;
     ``stored``: the worker wrote the shard itself (shared OUT): the shard's (size,
-    mtime_ns) as written, for the commit log, and ``table`` is then only its final rows
-    (what the report that follows reads from memory instead of the files)."""
+    mtime_ns) as written, for the commit log, and ``table`` is then None."""
 
     spec_json: str
     table: Any

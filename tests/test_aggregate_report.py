@@ -24,10 +24,9 @@ from runner.job.execute import execute
 from runner.metrics import METRICS
 from runner.report.blocks import seed_ranges
 from runner.report.markdown import write_report
-from runner.results.aggregate import SUMMARY, aggregate, baseline_params
+from runner.results.aggregate import SUMMARY, aggregate, baseline_params, read_summary
 from runner.results.load import load_shards, shard_files
 from runner.results.shard import shard_path, write_shard
-from runner.results.summary import read_summary
 from runner.results.tables import main_table
 from runner.spec.resolve import make_spec
 
@@ -253,37 +252,31 @@ def test_report_aggregation_without_keep_all_pairs_nothing(two: Path) -> None:
     assert summary.column("n_pairs").null_count == summary.num_rows
 
 
-def test_final_rows_are_read_once_per_state_of_the_files(
-        two: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Prevents a report from reading every shard twice for the same final rows (its
-    aggregation and its evidence: 10 s each at 50 seeds) or checking every file's footer
-    again, and a kept table or check from hiding a shard rewritten since (a rerun) or one
-    added."""
+def test_a_report_reads_each_file_once(two: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a report from reading a sweep's shards twice (its aggregation, its plots'
+    columns and its evidence all come from one read), and a second report from taking
+    anything from the first but the files (a shard rewritten since is read as it is)."""
     import runner.results.load as load
 
-    reads: list[bool] = []
-    real = load._read
-    monkeypatch.setattr(load, "_read", lambda *a: reads.append(a[4]) or real(*a))
-    monkeypatch.setattr(load, "_FINAL", [])
-    checks: list[bool] = []
-    check = load._check_required
-    monkeypatch.setattr(load, "_check_required", lambda *a: checks.append(True) or check(*a))
-    monkeypatch.setattr(load, "_CHECKED", [])
-    first = load_shards(two, final_only=True)
-    again = load_shards(two, final_only=True, columns=["job_id", "final_size"])
-    assert reads == [True]
-    assert again.equals(first.select(["job_id", "final_size"]))
-    every = load_shards(two, columns=["job_id", "t"])  # the files' check is not repeated
-    assert reads == [True, False] and len(checks) == 1 and every.num_rows > first.num_rows
-    shard = sorted((two / "shards").rglob("*.parquet"))[0]
-    os.utime(shard, ns=(shard.stat().st_atime_ns, shard.stat().st_mtime_ns + 10**9))
-    load_shards(two, final_only=True)
-    assert reads == [True, False, True] and len(checks) == 2
-    _run(two, "keep_all", 99, 300, [])
-    assert load_shards(two, final_only=True).num_rows == first.num_rows + 1
-    assert reads == [True, False, True, True] and len(checks) == 3
-    with pytest.raises(FbenchError, match="no column 'nope'"):
-        load_shards(two, final_only=True, columns=["nope"])
+    checked: list[str] = []
+    check = load._check_files
+    monkeypatch.setattr(load, "_check_files", lambda d, s, n: checked.extend(
+        f.path for f in d.get_fragments()) or check(d, s, n))
+    write_report(two)
+    files = sorted(str(f) for f in shard_files(two))
+    assert sorted(checked) == files
+    before = _row(read_summary(two), "keep_all", "{}", "final_size")["mean"]
+    shard = next(f for f in sorted((two / "shards").rglob("*.parquet"))
+                 if "policy=keep_all" in str(f))
+    table = pq.read_table(shard)
+    i = table.schema.get_field_index("final_size")
+    field = table.schema.field(i)
+    write_shard(shard, table.set_column(i, field, pa.array([7.0] * table.num_rows, field.type)))
+    checked.clear()
+    write_report(two)
+    assert sorted(checked) == files
+    after = _row(read_summary(two), "keep_all", "{}", "final_size")["mean"]
+    assert after != before
 
 
 def _same(a: pa.Table, b: pa.Table) -> bool:
@@ -294,48 +287,30 @@ def _same(a: pa.Table, b: pa.Table) -> bool:
     return a.schema.equals(b.schema) and values(a) == values(b)
 
 
-def test_shards_this_process_wrote_load_as_from_the_files(
+def test_one_read_gives_the_tables_separate_reads_give(
         two: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Prevents the report after a sweep (which takes the shards its driver wrote from
-    memory: ``runner.results.known``) from differing from one that reads the files: a
-    column out of order, a category missing from one workload's shards not null, a row
-    out of place; and prevents a shard changed since it was written from being taken."""
-    import pyarrow.parquet as pq
-
+    """Prevents the one read a report makes (final rows and every row at once, files a
+    batch at a time) from differing from reading each table alone, file by file: a column
+    out of order, a category missing from one workload's shards not null, a row out of
+    place."""
     import runner.results.load as load
-    from runner.results import known
 
     spec = make_spec("lifecycle", "keep_all", 1, horizon=20)  # (categories of its own)
     o = execute(spec.canonical_json(), "inline")
     assert o.table is not None, o.error
     write_shard(shard_path(two, spec), o.table)
-    monkeypatch.setattr(load, "_FINAL", [])
-    monkeypatch.setattr(load, "_CHECKED", [])
-    known.forget()
-    files = {"final": load_shards(two, final_only=True),
-             "every": load_shards(two, columns=["job_id", "t", "final_size"])}
-    load._FINAL.clear()
-    load._CHECKED.clear()
-    shards = sorted((two / "shards").rglob("*.parquet"))
-    try:
-        for path in shards:
-            known.remember(path, (path.stat().st_size, path.stat().st_mtime_ns),
-                           pq.read_table(path))
-        checked: list[str] = []
-        check = load._check_required
-        monkeypatch.setattr(load, "_check_required", lambda d, s, n, w=(): checked.extend(
-            f.path for f in d.get_fragments() if f.path not in w) or check(d, s, n, w))
-        assert _same(load_shards(two, final_only=True), files["final"])
-        assert checked == []
-        load._CHECKED.clear()
-        assert _same(load_shards(two, columns=["job_id", "t", "final_size"]), files["every"])
-        assert checked == []
-        os.utime(shards[0], ns=(shards[0].stat().st_atime_ns,
-                                shards[0].stat().st_mtime_ns + 10**9))
-        assert _same(load_shards(two, final_only=True), files["final"])
-        assert checked == [str(shards[0])]
-    finally:
-        known.forget()
+    every = ["job_id", "t", "final_size", "recall_at_k_durable"]
+    both = load.read_rows(two, final=None, every=every)
+    alone = load_shards(two, final_only=True)
+    assert _same(both.final, alone)
+    assert _same(both.every, load_shards(two, columns=every))
+    by_file = pa.concat_tables([pq.read_table(f) for f in shard_files(two)],
+                               promote_options="default")
+    assert both.every.num_rows == by_file.num_rows
+    assert both.final.num_rows == pc.sum(by_file["is_final"]).as_py()
+    monkeypatch.setattr(load, "FILES_PER_SCAN", 2)  # (a batch of no lifecycle shard: nulls)
+    batched = load.read_rows(two, final=None, every=every)
+    assert _same(batched.final, both.final) and _same(batched.every, both.every)
 
 
 def test_a_stale_summary_is_recomputed(two: Path) -> None:

@@ -109,3 +109,49 @@ def test_aggregating_and_reporting_load_no_memory_stack() -> None:
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+_MUTATORS = {"append", "extend", "update", "clear", "setdefault", "pop", "popitem", "add",
+             "insert", "remove", "discard", "__setitem__"}
+# A process's state that is not a cache of what it read: a plot helper process's inputs,
+# set once by the pool's initializer (``runner.report.plots``).
+_PROCESS_STATE = {("runner/report/plots.py", "_HELPER")}
+
+
+def _module_state(path: Path) -> list[str]:
+    """What in a module keeps values across calls: a functools cache, a ``global``
+    rebinding, or a module-level container some code mutates."""
+    tree = ast.parse(path.read_text())
+    names = {t.id for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+             for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             if isinstance(t, ast.Name)}
+    where = str(path.relative_to(ROOT))
+    return [found for node in ast.walk(tree) for found in _keeps(node, names, where)]
+
+
+def _keeps(node: ast.AST, names: set[str], where: str) -> list[str]:
+    """What ``node`` keeps across calls, of the module-level ``names``."""
+    if isinstance(node, ast.FunctionDef):
+        return [f"@{ast.unparse(d)} on {node.name}" for d in node.decorator_list
+                if ast.unparse(d).split("(")[0].split(".")[-1] in ("cache", "lru_cache")]
+    if isinstance(node, ast.Global):
+        return [f"global {n}" for n in node.names if (where, n) not in _PROCESS_STATE]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        target = node.func.value
+        if isinstance(target, ast.Name) and target.id in names and node.func.attr in _MUTATORS:
+            return [f"{target.id}.{node.func.attr}()"]
+    if isinstance(node, ast.Assign | ast.AugAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [f"{ast.unparse(t)} = ..." for t in targets if isinstance(t, ast.Subscript)
+                and isinstance(t.value, ast.Name) and t.value.id in names]
+    return []
+
+
+@pytest.mark.parametrize("folder", ["runner/results", "runner/report"])
+def test_the_results_side_keeps_no_module_level_cache(folder: str) -> None:
+    """Prevents a process-wide cache of what was read (kept tables, checked files, memos)
+    on the results side: a report passes the tables it read down, and a second read of a
+    changed file must see the change."""
+    found = {str(p.relative_to(ROOT)): s for p in sorted((ROOT / folder).glob("*.py"))
+             if (s := _module_state(p))}
+    assert found == {}

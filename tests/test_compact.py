@@ -23,12 +23,11 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.errors import FbenchError
-from runner.results.aggregate import SUMMARY, aggregate
+from runner.results.aggregate import SUMMARY, aggregate, summary_is_current
 from runner.results.compact import Compaction, compact
 from runner.results.layout import COMPACTED, Layout, index_path
 from runner.results.load import load_shards
 from runner.results.shard import NONDETERMINISTIC, SCHEMA, shard_path, write_shard
-from runner.results.summary import summary_is_current
 from runner.spec.jobspec import JobSpec
 from runner.sweep.expand import SweepSpec, expand
 from runner.sweep.grid import Grid
@@ -289,7 +288,7 @@ def test_a_shard_rewritten_during_compaction_is_kept(out: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents compaction from deleting a shard a running sweep rewrote after it was read
     (its new rows would be lost): only the very file that was read is removed."""
-    import runner.results.parts as parts_mod
+    import runner.results.compact as parts_mod
 
     job = expand(SPEC)[0]
     path = shard_path(out, job)

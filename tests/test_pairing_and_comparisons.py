@@ -20,10 +20,10 @@ from runner.analysis import stats
 from runner.report import claims
 from runner.report.evidence import Evidence
 from runner.report.reproduction import PUBLISHED
-from runner.results.aggregate import aggregate
+from runner.results.aggregate import aggregate, read_summary
 from runner.results.comparisons import COMPARISONS, adjust, verdict
 from runner.results.pairing import Baselines, is_default_variant
-from runner.results.summary import read_summary
+from runner.results.shard import compared_metrics
 from runner.spec.axes import OWN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,8 +170,9 @@ def test_declared_comparisons_join_the_primary_family(tmp_path: Path) -> None:
 def _evidence(tmp_path: Path, cells: dict[tuple[str, str], dict[str, list[float]]]
               ) -> Evidence:
     """Evidence from synthetic final rows: (workload, label params JSON) -> metric values."""
-    cols: dict[str, list[Any]] = {c: [] for c in ("workload", "horizon", "k", "policy",
-                                                  "params", "seed", "params_full")}
+    cols: dict[str, list[Any]] = {c: [] for c in ("job_id", "workload", "horizon", "k",
+                                                  "policy", "params", "seed", "params_full",
+                                                  "embedder")}
     metrics = sorted({m for v in cells.values() for m in v})
     for m in metrics:
         cols[m] = []
@@ -180,6 +181,8 @@ def _evidence(tmp_path: Path, cells: dict[tuple[str, str], dict[str, list[float]
         params = {f"policy.{kv.split('=')[0]}": float(kv.split("=")[1]) for kv in rest}
         n = len(next(iter(values.values())))
         for s in range(n):
+            cols["job_id"].append(f"{w} {label} {s}")
+            cols["embedder"].append("hashing")
             cols["workload"].append(w)
             cols["horizon"].append(100)
             cols["k"].append(5)
@@ -189,7 +192,11 @@ def _evidence(tmp_path: Path, cells: dict[tuple[str, str], dict[str, list[float]
             cols["params_full"].append(json.dumps({"policy.tau": 150.0} | params))
             for m in metrics:
                 cols[m].append(values.get(m, [math.nan] * n)[s])
-    return Evidence(tmp_path, pa.table(cols))
+    table = pa.table(cols)
+    for m in compared_metrics():  # (every other metric: no value, as a shard lacking it)
+        if m.name not in cols:
+            table = table.append_column(m.name, pa.nulls(table.num_rows, pa.float64()))
+    return Evidence(tmp_path, table)
 
 
 def test_claim_verdicts_follow_the_shards(tmp_path: Path) -> None:

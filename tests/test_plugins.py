@@ -203,7 +203,7 @@ def test_a_plugin_declares_its_library_and_its_forgetting_rule() -> None:
     the distributions it drives (their versions go into every shard) and its rule in
     words (the report's incumbents table), through the same MemoryFactory path."""
     from runner.adapters.base import as_memory
-    from runner.results.provenance import versions
+    from runner.job.provenance import versions
     from runner.spec.resolve import make_spec
     from runner.sweep.memories import describe, memory_libraries
 

@@ -8,6 +8,7 @@ import json
 import pyarrow as pa
 from scipy import stats
 
+from runner.report.markdown_text import render_markdown
 from runner.report.rankings import section
 
 
@@ -35,8 +36,7 @@ def test_rankings_set_each_policy_side_by_side_with_tau() -> None:
     outside = pa.concat_tables([
         _summary("statebench", 2000, {"keep_all": 0.4, "lethe": 0.2, "ttl": 0.9, "oracle": 0.5},
                  {"workload.distance": 40})])
-    lines = section(main, [("outside-sweep", outside)])
-    text = "\n".join(lines)
+    text = render_markdown(section(main, [("outside-sweep", outside)]))
     assert ("| policy | contradiction h3000 | lifecycle h365 | statebench h2000 distance=40 |"
             in text)
     assert "| lethe | 3. 0.100 ± 0.010 | 1. 0.700 ± 0.010 | 4. 0.200 ± 0.010 |" in text

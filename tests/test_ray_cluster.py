@@ -69,7 +69,7 @@ from runner.results.shard import NONDETERMINISTIC
 specs = [make_spec("contradiction", p, s, horizon=1000).canonical_json()
          for p in ("keep_all", "ebbinghaus") for s in range(4)]
 from runner.job.execute import job_task, shipped_packages
-from runner.results.provenance import provenance
+from runner.job.provenance import provenance
 
 ex = RayExecutor(job_task(provenance()), address=sys.argv[1], ship=shipped_packages())
 out = []
@@ -132,7 +132,7 @@ def test_cli_sweep_with_address_runs_on_both_nodes(two_node_cluster: Cluster,
     commit (the workers run shipped folders, not a checkout)."""
     import pyarrow.parquet as pq
 
-    from runner.results.provenance import git_commit
+    from runner.job.provenance import git_commit
 
     out = tmp_path / "out"
     res = subprocess.run(

@@ -54,7 +54,7 @@ import json, sys, time
 from cluster.inline import InlineExecutor
 from cluster.ray_executor import RayExecutor
 from runner.job.execute import job_task, shipped_packages
-from runner.results.provenance import provenance
+from runner.job.provenance import provenance
 from runner.spec.resolve import make_spec
 from runner.results.shard import NONDETERMINISTIC
 

@@ -100,7 +100,7 @@ def test_tracks_are_categories_and_the_version_is_in_the_job() -> None:
     """Prevents a StateBench job whose stream can change unnoticed: the installed
     StateBench's version is part of the job's identity and of its shard's provenance;
     each track named is a query category."""
-    from runner.results.provenance import versions
+    from runner.job.provenance import versions
     from runner.spec.resolve import make_spec, materialize
 
     spec = make_spec("statebench", "keep_all", 0, 100,

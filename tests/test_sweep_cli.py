@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from runner.cli import app
-from runner.results import known
 from runner.results.aggregate import aggregate
 from runner.results.shard import NONDETERMINISTIC
 from runner.sweep.plan import existing_shards
@@ -129,8 +128,7 @@ def test_malformed_toml_is_one_line(tmp_path: Path) -> None:
 def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: Path) -> None:
     """Prevents executor-dependent results: the same sweep through the CLI with the Ray
     executor and inline ends in the same shards (timing and node aside) and the same
-    summary and report; and the report after either sweep takes every shard's final
-    rows from memory (workers writing the shards, or the driver), not from the files."""
+    summary and report."""
     grid = ["--seeds", "3", "--policies", "keep_all,ebbinghaus,learned_forget",
             "--workloads", "contradiction,lifecycle",
             "--horizons", "0.2x"]
@@ -141,10 +139,6 @@ def test_ray_and_inline_sweeps_give_identical_shards(ray_local: None, tmp_path: 
             app, ["sweep", *grid, "--executor", executor, "--out", str(outs[executor])])
         assert result.exit_code == 0, result.output
         assert f"({executor} executor)" in result.stderr
-        # the report took every shard from memory (the workers sent their final rows)
-        shards = sorted((outs[executor] / "shards").rglob("*.parquet"))
-        assert len(shards) == 18 and all(known.lookup(
-            s, (s.stat().st_size, s.stat().st_mtime_ns)) is not None for s in shards)
     assert deterministic(outs["ray"]) == deterministic(outs["inline"])
     assert len(deterministic(outs["ray"])) == 18
     assert (outs["ray"] / "RESULTS.md").read_text() == (outs["inline"] / "RESULTS.md").read_text()

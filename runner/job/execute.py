@@ -15,15 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from cluster.base import Outcome, TaskFn
 from fbench.extras import MissingExtra, extra_of, pip_line
 from fbench.registry import RegistryError
 from runner.adapters import MEMORIES
+from runner.job.provenance import provenance
 from runner.job.run import JobResult, run_job
 from runner.metrics import METRICS
-from runner.results.provenance import provenance
 from runner.results.shard import shard_path, shard_schema, write_shard
 from runner.results.where import Loc
 from runner.spec.jobspec import JobSpec
@@ -86,9 +85,7 @@ def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
             reason = " ".join(str(exc.strerror or exc).split())[:300]
             return Outcome(spec_json, None, f"{STORAGE_ERROR}cannot write to {sink} "
                                             f"{_where(node)}: {reason}")
-        # (its final row travels: the report after the sweep takes it from memory,
-        # ``runner.results.known``, instead of reading every shard back)
-        return Outcome(spec_json, table.filter(pc.field("is_final")), stored=stamp)
+        return Outcome(spec_json, None, stored=stamp)
     except (RegistryError, MissingExtra) as exc:
         return Outcome(spec_json, None, f"{PLUGIN_ERROR}{exc}, {_where(node)}")
     except ModuleNotFoundError as exc:  # a plugin's or fbench's own dependency

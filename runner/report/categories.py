@@ -7,7 +7,7 @@ stay in its own report (``category_pointer``), which keeps the combined one shor
 from __future__ import annotations
 
 from runner.metrics import CATEGORIES, METRICS, split_name
-from runner.report.blocks import directed, table
+from runner.report.blocks import Block, Heading, Paragraph, directed, table
 from runner.report.findings import ReportIndex
 from runner.results.aggregate import Setting
 from runner.results.tables import format_cell, variant_label
@@ -27,17 +27,18 @@ def setting_categories(idx: ReportIndex, setting: Setting) -> list[str]:
     return sorted(found)
 
 
-def category_tables(idx: ReportIndex, setting: Setting) -> list[str]:
+def category_tables(idx: ReportIndex, setting: Setting) -> list[Block]:
     """One table per metric of ``SPLIT``: a row per cell, a column per category of the
     setting's own (mean ± half-width of the 95% t interval over seeds)."""
     cats = setting_categories(idx, setting)
     if not cats:
         return []
     cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
-    lines = ["### By query category", "",
-             "The workload's own query categories, each metric over that category's queries "
-             "only (mean ± half-width of the 95% t interval over seeds; exploratory: no "
-             "comparison is tested here).", ""]
+    blocks: list[Block] = [
+        Heading(3, "By query category"),
+        Paragraph("The workload's own query categories, each metric over that category's "
+                  "queries only (mean ± half-width of the 95% t interval over seeds; "
+                  "exploratory: no comparison is tested here).")]
     for metric in SPLIT:
         m = METRICS[metric]
         rows = []
@@ -46,24 +47,24 @@ def category_tables(idx: ReportIndex, setting: Setting) -> list[str]:
             rows.append([variant_label(c[3], c[4])] + [
                 format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
                             idx.digits.get(metric)) if r is not None else "" for r in got])
-        lines += [f"**{directed(m)}**", "", *table(["policy", *cats], rows, "l" + "r" * len(cats)),
-                  ""]
-    return lines
+        blocks += [Paragraph(f"**{directed(m)}**"),
+                   table(["policy", *cats], rows, "l" + "r" * len(cats))]
+    return blocks
 
 
-def category_pointer(idx: ReportIndex, setting: Setting, folder: str) -> list[str]:
+def category_pointer(idx: ReportIndex, setting: Setting, folder: str) -> list[Block]:
     """Where an included sweep's per-category tables are, if its setting has any."""
     cats = setting_categories(idx, setting)
     if not cats:
         return []
-    return [f"Per-category tables ({', '.join(cats)}): in `{folder}/RESULTS.md`, which "
-            f"`fbench report {folder}` writes; every split column is in "
-            f"`{folder}/summary.parquet`.", ""]
+    return [Paragraph(f"Per-category tables ({', '.join(cats)}): in `{folder}/RESULTS.md`, "
+                      f"which `fbench report {folder}` writes; every split column is in "
+                      f"`{folder}/summary.parquet`.")]
 
 
-def equal_memory_pointer(tables: list[str], folder: str) -> list[str]:
+def equal_memory_pointer(tables: list[Block], folder: str) -> list[Block]:
     """Where an included sweep's equal-memory table is, if its setting has one."""
     if not tables:
         return []
-    return [f"At equal memory: in `{folder}/RESULTS.md`, which `fbench report {folder}` "
-            "writes.", ""]
+    return [Paragraph(f"At equal memory: in `{folder}/RESULTS.md`, which "
+                      f"`fbench report {folder}` writes.")]

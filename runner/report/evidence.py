@@ -10,11 +10,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from runner.results.aggregate import Cell, compared_metrics
+from runner.results.aggregate import Cell, PerSeed
 from runner.results.comparisons import parse_label
-from runner.results.load import load_shards
 from runner.results.where import Loc, location
 
 
@@ -30,25 +28,18 @@ class Evidence:
     """A sweep folder's final rows by cell (cells run with non-policy overrides, such as a
     budget or an embedder, are not matched by a bare label: only the default context)."""
 
-    def __init__(self, out: Loc, final: pa.Table | None = None) -> None:
+    def __init__(self, out: Loc, final: pa.Table) -> None:
+        """``final``: the folder's final rows (``runner.results.load.read_rows``), with
+        the coordinates, ``params_full`` and every compared metric."""
         self.out = location(out)
-        final = final if final is not None else load_shards(self.out, final_only=True)
-        names = [m.name for m in compared_metrics(final.column_names)
-                 if m.name in final.column_names]
-        cols = {c: final.column(c).to_pylist() for c in
-                ("workload", "horizon", "k", "policy", "params")}
-        seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
-        full = final.column("params_full").to_pylist()
-        values = {m: pc.fill_null(final.column(m), float("nan")).to_numpy().astype(float)
-                  for m in names}
-        groups: dict[Cell, list[int]] = {}
-        for i, cell in enumerate(zip(*cols.values(), strict=True)):
-            groups.setdefault(cell, []).append(i)
+        seeds = PerSeed.of(final)
+        full = final.column("params_full")
         self.cells: dict[Cell, Values] = {}
-        for cell, rows in groups.items():
-            idx = np.array(sorted(rows, key=lambda i: seeds[i]))
-            self.cells[cell] = Values(cell, seeds[idx], {m: v[idx] for m, v in values.items()},
-                                      json.loads(full[rows[0]]))
+        for cell, idx in sorted(seeds.cells.items(), key=lambda kv: int(kv[1].min())):
+            self.cells[cell] = Values(
+                cell, seeds.seeds[idx],
+                {m.name: seeds.values[idx, j] for j, m in enumerate(seeds.metrics)},
+                json.loads(full[int(idx.min())].as_py()))
 
     def find(self, workload: str, label: str) -> Values | None:
         """The cell of ``label`` at the workload's default context (no budget, default

@@ -1,4 +1,4 @@
-"""The report's numbered findings, as text: first the seeds' claims (``runner.report.claims``),
+"""The report's Findings, a numbered list: first the seeds' claims (``runner.report.claims``),
 then what fbench adds, each computed from the comparisons table or the summary: the
 primary family's verdicts per setting, learned_forget's operating point
 (``runner.report.learned_point``), the three-axis frontier, the least regret against the
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner.report import learned_point
-from runner.report.blocks import setting_title
+from runner.report.blocks import Block, Heading, Items, Paragraph, setting_title
 from runner.report.claims import Result, claim_level
 from runner.report.findings import ReportIndex, frontier3
 from runner.results.aggregate import Cell, Setting
@@ -125,9 +125,10 @@ INCUMBENTS = ("lethe_agent", "mem0")
 
 
 def findings(folders: Sequence[tuple[str, ReportIndex, list[dict[str, Any]]]],
-             claims: Sequence[Result]) -> list[str]:
-    """The numbered findings of a report over several sweeps: the seeds' claims, then
-    each sweep's primary family, the oracle regret per budget, the incumbents."""
+             claims: Sequence[Result]) -> list[Block]:
+    """The Findings section of a report over several sweeps, its numbered list: the
+    seeds' claims, then each sweep's primary family, the oracle regret per budget, the
+    incumbents; [] when there is none."""
     items = _claims(claims)
     for name, idx, cmp in folders:
         items += [t for t in [_tally(name, cmp)] if t]
@@ -141,5 +142,4 @@ def findings(folders: Sequence[tuple[str, ReportIndex, list[dict[str, Any]]]],
              f"{claim_level():.2%} each (Bonferroni over the {len(claims)} claims); the rest "
              "comes from each sweep's comparisons." if claims else
              "Computed from the sweep's comparisons.")
-    return ["## Findings", "", intro, "",
-            *(f"{i}. {text}" for i, text in enumerate(items, 1)), ""]
+    return [Heading(2, "Findings"), Paragraph(intro), Items(tuple(items), numbered=True)]

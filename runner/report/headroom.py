@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runner.report.blocks import table
+from runner.report.blocks import Block, Heading, Items, Paragraph, table
 from workloads.headroom import UNMET
 
 
@@ -17,7 +17,8 @@ def load(folder: Path) -> list[dict[str, Any]]:
     return sorted(docs, key=lambda d: d["workload"])
 
 
-def section(docs: list[dict[str, Any]]) -> list[str]:
+def section(docs: list[dict[str, Any]]) -> list[Block]:
+    """The Headroom section of the calibrations ``docs``; [] when there are none."""
     if not docs:
         return []
     rows = []
@@ -30,18 +31,19 @@ def section(docs: list[dict[str, Any]]) -> list[str]:
                      *(("met" if crit[k]["met"] else "**not met**") for k in "abcd"),
                      gap, f"{d['saturated']:.1%}", f"{d['impossible']:.1%}",
                      crit["a"]["detail"]])
-    return ["## Headroom: does each workload tell policies apart?", "",
-            "`fbench calibrate WORKLOAD` on each default workload (every reference policy and "
-            "the oracle, unbounded and at budgets 30 and 120). Criteria: (a) no two rules "
-            "bit-identical on every seed; (b) the best current recall ≤ 0.95 and ≥ 0.05 below "
-            "the oracle's, with no budget or at one; (c) saturated ≤ 50%, impossible ≤ 20% of "
-            "queries; (d) some false-forget rate in [0.05, 0.5].", "",
-            *table(["workload", "seeds", "a", "b", "c", "d",
-                    "best vs oracle (current recall, no budget)", "saturated", "impossible",
-                    "identical"], rows, "lrlllllrrl"), "", *_why(docs)]
+    return [Heading(2, "Headroom: does each workload tell policies apart?"),
+            Paragraph("`fbench calibrate WORKLOAD` on each default workload (every reference "
+                      "policy and the oracle, unbounded and at budgets 30 and 120). Criteria: "
+                      "(a) no two rules bit-identical on every seed; (b) the best current "
+                      "recall ≤ 0.95 and ≥ 0.05 below the oracle's, with no budget or at one; "
+                      "(c) saturated ≤ 50%, impossible ≤ 20% of queries; (d) some false-forget "
+                      "rate in [0.05, 0.5]."),
+            table(["workload", "seeds", "a", "b", "c", "d",
+                   "best vs oracle (current recall, no budget)", "saturated", "impossible",
+                   "identical"], rows, "lrlllllrrl"), *_why(docs)]
 
 
-def _why(docs: list[dict[str, Any]]) -> list[str]:
+def _why(docs: list[dict[str, Any]]) -> list[Block]:
     """Each criterion a workload does not meet, with the reason its notes give
     (``workloads.headroom``, also in `fbench list workloads`)."""
     grouped: dict[tuple[str, str], list[str]] = {}  # (criterion, reason) -> workloads
@@ -52,6 +54,6 @@ def _why(docs: list[dict[str, Any]]) -> list[str]:
             if not c["met"]:
                 why = notes.get(key, "no reason recorded for this workload")
                 grouped.setdefault((key, why), []).append(f"`{d['workload']}`")
-    lines = [f"- ({key}) not met on {', '.join(names)}: {why}"
-             for (key, why), names in grouped.items()]
-    return ["Not met, and why:", "", *lines, ""] if lines else []
+    items = tuple(f"({key}) not met on {', '.join(names)}: {why}"
+                  for (key, why), names in grouped.items())
+    return [Paragraph("Not met, and why:"), Items(items)] if items else []

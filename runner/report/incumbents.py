@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from runner.analysis import stats
-from runner.report.blocks import setting_title, table
+from runner.report.blocks import Block, Heading, Paragraph, setting_title, table
 from runner.results.aggregate import params_sort_key
 from runner.results.layout import MEMORIES
 from runner.results.tables import format_cell, variant_label
@@ -99,7 +99,7 @@ class _Finals:
             f" (n={len(seeds)})" if len(seeds) != len(mine) else "")
 
 
-def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[str]:
+def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[Block]:
     """The lead table, one per setting that has a library cell and the oracle; [] when
     the sweep has none."""
     rows = summary.to_pylist()
@@ -112,15 +112,16 @@ def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[str
     if not wanted:
         return []
     finals = _Finals(shards)
-    lines = ["## The libraries against the oracle", "",
-             "Each library cell as it ran: the versions its shards record, its forgetting "
-             "rule, mean ± half-width of the 95% t interval over seeds, and its regret: the "
-             "oracle's current recall minus the library's, paired by seed, with the oracle "
-             "at the smallest budget swept that holds the cell's mean final size (∞: none "
-             "does; the unbounded oracle) and the cell's embedder.", ""]
+    blocks: list[Block] = [
+        Heading(2, "The libraries against the oracle"),
+        Paragraph("Each library cell as it ran: the versions its shards record, its "
+                  "forgetting rule, mean ± half-width of the 95% t interval over seeds, and its "
+                  "regret: the oracle's current recall minus the library's, paired by seed, "
+                  "with the oracle at the smallest budget swept that holds the cell's mean "
+                  "final size (∞: none does; the unbounded oracle) and the cell's embedder.")]
     for setting in sorted(wanted):
-        lines += _setting_table(setting, wanted[setting], finals, memories)
-    return lines
+        blocks += _setting_table(setting, wanted[setting], finals, memories)
+    return blocks
 
 
 def _oracles(by_cell: dict[Cell, dict[str, dict[str, Any]]]) -> dict[tuple[str, int], Cell]:
@@ -133,7 +134,7 @@ def _oracles(by_cell: dict[Cell, dict[str, dict[str, Any]]]) -> dict[tuple[str, 
 
 
 def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any]]],
-                   finals: _Finals, memories: Memories) -> list[str]:
+                   finals: _Finals, memories: Memories) -> list[Block]:
     oracles = _oracles(by_cell)
     body = []
     libraries = sorted((c for c in by_cell if is_library(memories, c[0])),
@@ -154,6 +155,6 @@ def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any
                      known.get("rules", {}).get(cell[1], ""), *values,
                      f"{budget or '∞'} ({embedder})" if oracle else "—",
                      finals.regret(setting, cell, oracle) if oracle else "—"])
-    return [f"### {setting_title(setting)}", "",
-            *table(["library", "version", "forgetting rule", *(h for _, h in LEAD),
-                    "oracle budget", "regret: current recall"], body, "lllrrrrlr"), ""]
+    return [Heading(3, setting_title(setting)),
+            table(["library", "version", "forgetting rule", *(h for _, h in LEAD),
+                   "oracle budget", "regret: current recall"], body, "lllrrrrlr")]

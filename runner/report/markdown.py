@@ -8,10 +8,11 @@ come from the metric declarations. Nothing depends on the clock or the
 machine: the only versions it names are the ones the shards recorded, and
 timing metrics are left out, except in the Scaling section (a workload run at
 several horizons), whose per-job seconds slope comes from ``wall_s`` and says
-so. Plots are referenced relative to the Markdown file's folder. This module renders;
-what the sections state is computed in ``runner.report.findings``, ``findings_text``,
-``claims`` and ``reproduction``; the Scaling section is ``runner.report.scaling_section``;
-the web page renders the same text (``markdown_page``, ``html``).
+so. Plots are referenced relative to the Markdown file's folder. This module assembles
+the report as blocks (``runner.report.blocks``) and writes their two renderings, the
+Markdown (``markdown_text``) and the web page (``web_page``, ``html``); what the sections
+state is computed in ``runner.report.findings``, ``findings_text``, ``claims`` and
+``reproduction``; the Scaling section is ``runner.report.scaling_section``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,18 @@ from runner.errors import FbenchError
 from runner.metrics import METRICS
 from runner.report import claims as claims_mod
 from runner.report import headroom, incumbents, rankings, reproduction, scaling_section
-from runner.report.blocks import directed, images, seed_ranges, setting_title, table
+from runner.report.blocks import (
+    Block,
+    Heading,
+    Items,
+    Paragraph,
+    demoted,
+    directed,
+    images,
+    seed_ranges,
+    setting_title,
+    table,
+)
 from runner.report.categories import category_pointer, category_tables, equal_memory_pointer
 from runner.report.claims import Result
 from runner.report.evidence import Evidence
@@ -42,14 +54,14 @@ from runner.report.findings import (
     frontier3,
 )
 from runner.report.findings_text import findings, frontier_line, verdict_marks
+from runner.report.markdown_text import render_markdown
 from runner.report.method import method_section
 from runner.report.plots import Plots, write_plots
 from runner.report.ran import report_command, versions_section, what_ran
-from runner.results.aggregate import Setting, compared_metrics
+from runner.results.aggregate import UNUSED, Setting, compared_metrics, read_summary
 from runner.results.atomic import write_text
 from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
-from runner.results.load import load_shards
-from runner.results.summary import read_summary
+from runner.results.load import read_rows
 from runner.results.tables import format_cell, variant_label
 from runner.results.where import ArrowPath, Loc, arrow_source, location
 
@@ -57,6 +69,8 @@ SHARD_COLUMNS = tuple(dict.fromkeys((
     "job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed", "t",
     "final_size", "final_tokens", "fbench_version", "git_commit", "versions", *scaling.COLUMNS,
     *incumbents.COLUMNS)))
+# The final rows' columns the report leaves unread (the evidence reads ``params_full``).
+FINAL_UNREAD = UNUSED - {"params_full"}
 
 
 def write_report(out: str | Loc, output: Path | None = None,
@@ -79,36 +93,43 @@ def write_report(out: str | Loc, output: Path | None = None,
         output = out / "RESULTS.md"
     output = Path(output)
     folders = [out, *map(location, include)]
-    tables = {f: _tables(f) for f in folders}
-    shards = {f: load_shards(f, columns=SHARD_COLUMNS) for f in folders}
-    evidence = [Evidence(f) for f in folders]
+    rows = {f: read_rows(f, final=None, every=SHARD_COLUMNS, skip=FINAL_UNREAD)
+            for f in folders}  # (each folder's files read once)
+    tables = {f: _tables(f, rows[f].final) for f in folders}
+    shards = {f: rows[f].every for f in folders}
+    evidence = [Evidence(f, rows[f].final) for f in folders]
     results = claims_mod.evaluate(evidence)
     repro = reproduction.rows(evidence, results)
     top = findings([("" if f == out else f.name, ReportIndex(tables[f][0], shards[f]),
                      tables[f][1].to_pylist()) for f in folders], results)
-    text = ""
+    blocks: list[Block] = []
     for f in folders:
         summary, comparisons = tables[f]
         plots = write_plots(_plot_folder(f, out, output), summary, shards[f], helpers)
-        body = render(summary, shards[f], plots, output.parent, comparisons,
-                      results if f == out else (), repro if f == out else (),
-                      top if f == out else [], report_command(out, include, output, calibration)
-                      if f == out else None,
-                      headroom.load(calibration) if f == out and calibration else [],
-                      incumbents.read_memories(f), None if f == out else f.name)
-        text += body if f == out else "\n" + included(f, body)
-        if f == out:
-            ranked = rankings.section(summary, [(i.name, tables[i][0]) for i in folders[1:]])
-            text += "\n" + "\n".join(ranked).rstrip("\n") + "\n" if ranked else ""
+        memories = incumbents.read_memories(f)
+        if f != out:
+            blocks += included(f, render(summary, shards[f], plots, output.parent, comparisons,
+                                         found=[], memories=memories, included_from=f.name))
+            continue
+        blocks += render(summary, shards[f], plots, output.parent, comparisons, results, repro,
+                         top, report_command(out, include, output, calibration),
+                         headroom.load(calibration) if calibration else [], memories)
+        blocks += rankings.section(summary, [(i.name, tables[i][0]) for i in folders[1:]])
     output.parent.mkdir(parents=True, exist_ok=True)
-    write_text(output, text)
+    write_text(output, render_markdown(blocks))
     if html is not None:
-        from runner.report.html import write_html
-        from runner.report.markdown_page import page_of, with_comparisons
-
-        page = page_of(text, output.parent)
-        write_html(with_comparisons(page, [(f.name, tables[f][1]) for f in folders]), html)
+        _write_page(blocks, output.parent, [(f.name, tables[f][1]) for f in folders], html)
     return output
+
+
+def _write_page(blocks: Sequence[Block], folder: Path,
+                comparisons: Sequence[tuple[str, pa.Table]], html: Path) -> None:
+    """The report's blocks as the web page at ``html`` (figures relative to ``folder``),
+    with every sweep's primary ``comparisons`` (sweep name, table) in one more section."""
+    from runner.report.html import write_html
+    from runner.report.web_page import page_of, with_comparisons
+
+    write_html(with_comparisons(page_of(blocks, folder), comparisons), html)
 
 
 def _plot_folder(folder: Loc, out: Loc, output: Path) -> Path:
@@ -118,10 +139,10 @@ def _plot_folder(folder: Loc, out: Loc, output: Path) -> Path:
     return output.parent / "plots" if folder == out else output.parent / "plots" / folder.name
 
 
-def _tables(out: Loc) -> tuple[pa.Table, pa.Table]:
+def _tables(out: Loc, final: pa.Table) -> tuple[pa.Table, pa.Table]:
     """The folder's summary and comparisons (recomputed when stale or missing); the
     comparisons also as ``comparisons.csv`` (every one, with p, Holm and BH values)."""
-    summary = read_summary(out)  # recomputed, comparisons too, unless current
+    summary = read_summary(out, final)  # recomputed, comparisons too, unless current
     comparisons = pq.read_table(arrow_source(out / COMPARISONS))
     buf = io.BytesIO()
     pacsv.write_csv(comparisons.replace_schema_metadata(None), buf)
@@ -129,72 +150,78 @@ def _tables(out: Loc) -> tuple[pa.Table, pa.Table]:
     return summary, comparisons
 
 
-def included(out: Loc, text: str) -> str:
-    """Another sweep's report as one section: its title becomes a level-2 heading naming
-    the folder, every other heading goes one level down."""
-    lines = text.splitlines()
-    head = [f"## Included sweep: `{out.name}/`", "",
-            f"The report of the sweep in `{out.name}/` (its own grid, method, seeds and "
-            "baseline), included by `fbench report --include`."]
-    body = [("#" + line) if line.startswith("#") else line for line in lines[1:]]
-    return "\n".join(head + body).rstrip("\n") + "\n"
+def included(out: Loc, blocks: Sequence[Block]) -> list[Block]:
+    """Another sweep's report as one section: its title gives way to a level-2 heading
+    naming the folder, every other heading goes one level down."""
+    body = [b for b in blocks if not (isinstance(b, Heading) and b.level == 1)]
+    return [Heading(2, f"Included sweep: `{out.name}/`"),
+            Paragraph(f"The report of the sweep in `{out.name}/` (its own grid, method, seeds "
+                      "and baseline), included by `fbench report --include`."),
+            *demoted(body)]
 
 
 def render(summary: pa.Table, shards: pa.Table, plots: Plots, folder: Path,
            comparisons: pa.Table | None = None,
            claims: Sequence[Result] = (),
            reproduction: Sequence[Sequence[str]] = (),
-           found: Sequence[str] | None = None, command: str | None = None,
+           found: Sequence[Block] | None = None, command: str | None = None,
            calibrations: Sequence[dict[str, Any]] = (),
            memories: incumbents.Memories | None = None,
-           included_from: str | None = None) -> str:
-    """The Markdown text; plot paths are written relative to ``folder``. It leads with the
+           included_from: str | None = None) -> list[Block]:
+    """The report's blocks; plot paths are relative to ``folder``. It leads with the
     answer: what ran, the numbered findings (the seeds' claims first), the reproduction
-    table and one figure; then a compact table per setting. ``included_from``: the
-    folder of a sweep included in another's report, whose equal-memory and per-category
-    tables stay in its own report, its method said by what differs, its metric legend
-    left to the report it is in."""
+    table and one figure; then a compact table per setting. ``found``: the findings
+    (default: this sweep's own). ``included_from``: the folder of a sweep included in
+    another's report, whose equal-memory and per-category tables stay in its own report,
+    its method said by what differs, its metric legend left to the report it is in."""
     idx = ReportIndex(summary, shards)
     cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(shards, idx.baseline)
-    lines = ["# fbench results", "",
-             "Generated by `fbench report` from a sweep's shards; do not edit by hand. "
-             "In each sweep's folder: every comparison with its p, Holm and BH values in "
-             "`comparisons.csv`; every metric of every cell in `summary.parquet`.", ""]
-    lines += what_ran(idx, shards, command)
-    lines += incumbents.section(summary, shards, memories or {})
-    lines += list(found) if found is not None else findings([("", idx, cmp)], claims)
-    if reproduction:
-        lines += ["## Reproduction of the seeds", "",
-                  "Holds in kind: yes or no by the verdict of the seed's claim the number "
-                  "bears on (its test and effect are in Findings); a number no claim of the "
-                  "seed's covers is shown, not judged.", "",
-                  *table(["seed", "quantity", "published", "fbench mean ± h", "definition",
-                          "holds in kind"], reproduction, "llrrll"), ""]
-    lines += images([p for p in plots.plots if p.kind == "frontier"][:1], folder)
+    blocks: list[Block] = [
+        Heading(1, "fbench results"),
+        Paragraph("Generated by `fbench report` from a sweep's shards; do not edit by hand. "
+                  "In each sweep's folder: every comparison with its p, Holm and BH values in "
+                  "`comparisons.csv`; every metric of every cell in `summary.parquet`."),
+        *what_ran(idx, shards, command),
+        *incumbents.section(summary, shards, memories or {}),
+        *(found if found is not None else findings([("", idx, cmp)], claims)),
+        *_reproduction(reproduction),
+        *images([p for p in plots.plots if p.kind == "frontier"][:1], folder)]
     for setting in idx.settings():
-        lines += _setting(idx, cmp, setting, plots, folder, included_from)
-    lines += scaling_section.section(idx, studies, plots, folder)
-    lines += headroom.section(list(calibrations))
-    lines += method_section(idx, bool(studies), brief=included_from is not None)
-    lines += versions_section(shards) + ([] if included_from is not None else _legend())
+        blocks += _setting(idx, cmp, setting, plots, folder, included_from)
+    blocks += scaling_section.section(idx, studies, plots, folder)
+    blocks += headroom.section(list(calibrations))
+    blocks += method_section(idx, bool(studies), brief=included_from is not None)
+    blocks += versions_section(shards) + ([] if included_from is not None else _legend())
     if plots.notes:
-        lines += ["## Plots not made", ""] + [f"- {n}" for n in plots.notes] + [""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+        blocks += [Heading(2, "Plots not made"), Items(tuple(plots.notes))]
+    return blocks
 
 
-def _legend() -> list[str]:
+def _reproduction(rows: Sequence[Sequence[str]]) -> list[Block]:
+    """The reproduction table (``runner.report.reproduction.rows``), when it has rows."""
+    if not rows:
+        return []
+    return [Heading(2, "Reproduction of the seeds"),
+            Paragraph("Holds in kind: yes or no by the verdict of the seed's claim the number "
+                      "bears on (its test and effect are in Findings); a number no claim of the "
+                      "seed's covers is shown, not judged."),
+            table(["seed", "quantity", "published", "fbench mean ± h", "definition",
+                   "holds in kind"], rows, "llrrll")]
+
+
+def _legend() -> list[Block]:
     """The primary metrics (every other one: ``fbench list metrics``)."""
     want = {"lower": "↓ lower", "higher": "↑ higher", "none": "(descriptive)"}
     rows = [[m.name, want[m.direction],
              f"{m.margin:.0%} of the baseline" if m.relative else f"{m.margin:g}",
              m.description] for m in compared_metrics() if m.name in PRIMARY_METRICS]
-    return ["## Primary metrics", "", "Every other metric: `fbench list metrics`.", "",
-            *table(["metric", "better", "margin", "description"], rows, "llll"), ""]
+    return [Heading(2, "Primary metrics"), Paragraph("Every other metric: `fbench list metrics`."),
+            table(["metric", "better", "margin", "description"], rows, "llll")]
 
 
 def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plots: Plots,
-             folder: Path, categories: str | None = None) -> list[str]:
+             folder: Path, categories: str | None = None) -> list[Block]:
     """The primary metrics of each cell (bit-identical cells collapsed, degenerate ones
     flagged, the 3-axis frontier marked), each value followed by its primary verdict;
     then the per-category tables, or, for an included sweep (``categories``: its
@@ -213,20 +240,22 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
         rows.append([label, str(idx.n_jobs(c)), flag]
                     + [_cell(r.get(m.name), idx.digits) + marks.get((c, m.name), "")
                        for m in metrics])
-    lines = [f"## {setting_title(setting)}", "",
-             f"Seeds {seed_ranges(seeds)}; mean ± half-width of the 95% t interval, then the "
-             f"primary comparison with `{idx.baseline}` (Holm within this setting): ▲ better, "
-             "▼ worse, ≈ equivalent, ? inconclusive, = identical, ⊥ bounded. ★: on the "
-             "frontier of contradiction, current recall and size.", "",
-             *table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
-                    "lrl" + "r" * len(metrics)), "", frontier_line(idx, setting), ""]
+    blocks: list[Block] = [
+        Heading(2, setting_title(setting)),
+        Paragraph(f"Seeds {seed_ranges(seeds)}; mean ± half-width of the 95% t interval, then "
+                  f"the primary comparison with `{idx.baseline}` (Holm within this setting): "
+                  "▲ better, ▼ worse, ≈ equivalent, ? inconclusive, = identical, ⊥ bounded. ★: "
+                  "on the frontier of contradiction, current recall and size."),
+        table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
+              "lrl" + "r" * len(metrics)),
+        Paragraph(frontier_line(idx, setting))]
     if categories is None:
-        lines += _equal_memory(idx, setting) + category_tables(idx, setting)
+        blocks += _equal_memory(idx, setting) + category_tables(idx, setting)
     else:
-        lines += equal_memory_pointer(_equal_memory(idx, setting), categories)
-        lines += category_pointer(idx, setting, categories)
+        blocks += equal_memory_pointer(_equal_memory(idx, setting), categories)
+        blocks += category_pointer(idx, setting, categories)
     shown = [p for p in plots.plots if (p.workload, p.horizon, p.k) == setting]
-    return lines + images(shown, folder)
+    return blocks + images(shown, folder)
 
 
 def _cell(r: dict[str, Any] | None, digits: dict[str, int]) -> str:
@@ -236,7 +265,7 @@ def _cell(r: dict[str, Any] | None, digits: dict[str, int]) -> str:
                        digits.get(r["metric"]))
 
 
-def _equal_memory(idx: ReportIndex, setting: Setting) -> list[str]:
+def _equal_memory(idx: ReportIndex, setting: Setting) -> list[Block]:
     """Each capacity policy run at several capacities, read at every other policy's final
     size (``runner.report.findings.equal_memory``): the table of the two."""
     found = equal_memory(idx, setting)
@@ -251,10 +280,10 @@ def _equal_memory(idx: ReportIndex, setting: Setting) -> list[str]:
             cells.append(f"{own:.{d}f} vs {there:.{d}f}" if own is not None
                          and there is not None else "—")
         rows.append([variant_label(*e.variant), f"{e.size:.1f}", variant_label(*e.curve), *cells])
-    return ["### At equal memory", "",
-            "Each capacity policy, run at several capacities, read at another policy's mean "
-            "final size (linear interpolation between the two capacities around it; sizes "
-            "outside the grid are left out). Cells: the policy's own mean vs the capacity "
-            "policy's at the same size.", "",
-            *table(["policy", "final size", "capacity policy",
-                    *(directed(m) for m in metrics)], rows, "lrl" + "r" * len(metrics)), ""]
+    return [Heading(3, "At equal memory"),
+            Paragraph("Each capacity policy, run at several capacities, read at another "
+                      "policy's mean final size (linear interpolation between the two "
+                      "capacities around it; sizes outside the grid are left out). Cells: the "
+                      "policy's own mean vs the capacity policy's at the same size."),
+            table(["policy", "final size", "capacity policy",
+                   *(directed(m) for m in metrics)], rows, "lrl" + "r" * len(metrics))]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from runner.analysis import stats
 from runner.metrics import METRICS
+from runner.report.blocks import Block, Heading, Items, Paragraph
 from runner.report.findings import ReportIndex
 from runner.results.comparisons import PRIMARY_METRICS
 
 
-def method_section(idx: ReportIndex, scaled: bool = False, brief: bool = False) -> list[str]:
+def method_section(idx: ReportIndex, scaled: bool = False,
+                   brief: bool = False) -> list[Block]:
     """The method, or (``brief``: a sweep included in another's report, whose method it
     shares) only what depends on this sweep: its baseline and its seeds' MDD."""
     ns = [idx.n_jobs(c) for c in idx.cells]
@@ -17,22 +19,22 @@ def method_section(idx: ReportIndex, scaled: bool = False, brief: bool = False) 
     at_n = (f"at n = {n_min} the MDD is {stats.mdd_factor(n_min) / n_min ** 0.5:.3f} sd(Δ)"
             if n_min >= 2 else "no MDD below two seeds")
     if brief:
-        return ["## Method", "",
-                f"As in the report this sweep is included in, with its own baseline: each "
-                f"cell is paired by seed with `{idx.baseline}` at its defaults (same "
-                f"workload, horizon, k, non-policy parameters and embedder); {at_n}.", ""]
+        return [Heading(2, "Method"),
+                Paragraph(f"As in the report this sweep is included in, with its own "
+                          f"baseline: each cell is paired by seed with `{idx.baseline}` at its "
+                          f"defaults (same workload, horizon, k, non-policy parameters and "
+                          f"embedder); {at_n}.")]
     timing = ", ".join(m.name for m in METRICS.values() if m.timing) or "none"
-    return [
-        "## Method", "",
-        "- **Unit of replication: the seed.** A cell is one (workload, horizon, k, policy, "
+    return [Heading(2, "Method"), Items((
+        "**Unit of replication: the seed.** A cell is one (workload, horizon, k, policy, "
         "parameters); its statistics are over its seeds' final checkpoints.",
-        f"- **Intervals: {stats.CI_METHOD}**, shown as mean ± half-width. Its coverage at 5 to "
+        f"**Intervals: {stats.CI_METHOD}**, shown as mean ± half-width. Its coverage at 5 to "
         "50 seeds is checked by simulation (normal, skewed, bounded data: "
         "`tests/test_interval_coverage.py`).",
-        f"- **Pairing.** Each cell is paired by seed with `{idx.baseline}` at its defaults, at "
+        f"**Pairing.** Each cell is paired by seed with `{idx.baseline}` at its defaults, at "
         "the same workload, horizon, k, non-policy parameters and **the same embedder** (the "
         "one the shards recorded); a cell with no such baseline is not paired.",
-        f"- **Tests: {stats.TEST_METHOD}.** The primary family (each policy at its defaults "
+        f"**Tests: {stats.TEST_METHOD}.** The primary family (each policy at its defaults "
         "against the baseline, and the sweep's declared `compare` pairs, on the primary "
         f"metrics {', '.join(PRIMARY_METRICS)} unless the config names others) is "
         "Holm-corrected within each setting; everything else is exploratory, with "
@@ -40,15 +42,15 @@ def method_section(idx: ReportIndex, scaled: bool = False, brief: bool = False) 
         f"n seeds is at least 2^(1−n) (at n = {n_min}: {2.0 ** (1 - n_min):.2g}), so with "
         "Holm over m tests a difference needs m · 2^(1−n) < 0.05 to be called: a clear Δ "
         "over few seeds in a large family stays inconclusive.",
-        "- **Verdicts.** equivalent: the interval of Δ inside ± the metric's margin (0.01 for "
+        "**Verdicts.** equivalent: the interval of Δ inside ± the metric's margin (0.01 for "
         "rates, 5% of the baseline for sizes); better / worse: adjusted p < 0.05 and the "
         "interval excludes 0; otherwise inconclusive. Identical (bit-identical on every seed) "
         "and bounded comparisons (the baseline at the metric's best value on every seed) are "
         "shown, never counted as tests.",
-        f"- **Minimal detectable difference** (two-sided α {stats.ALPHA}, power {stats.POWER}, "
+        f"**Minimal detectable difference** (two-sided α {stats.ALPHA}, power {stats.POWER}, "
         f"the t-test's, from the noncentral t): {at_n}.",
-        "- **Cells** bit-identical on every seed are one row naming all of them; a "
+        "**Cells** bit-identical on every seed are one row naming all of them; a "
         "degenerate cell (retrieves or holds nothing) is flagged and kept off the frontier.",
-        f"- **Timing metrics** ({timing}) are not deterministic: left out"
-        + (", except the Scaling section's per-job seconds." if scaled else "."), "",
-    ]
+        f"**Timing metrics** ({timing}) are not deterministic: left out"
+        + (", except the Scaling section's per-job seconds." if scaled else "."),
+    ))]

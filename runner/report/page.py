@@ -1,6 +1,8 @@
-"""The report page's data model, independent of how its content is computed or rendered:
-a page of sections holding paragraphs, a list, tables and images; and the small inline
-Markdown subset (**bold**, `code`, [text](url)) its text fields may use, as escaped HTML."""
+"""The web page's data model, independent of how its content is computed or rendered
+(``runner.report.web_page`` builds it from the report's blocks, ``runner.report.html``
+renders it): a page of sections holding paragraphs, a list, tables and images; and the
+small inline Markdown subset (**bold**, `code`, [text](url)) its text fields may use, as
+escaped HTML."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from runner.analysis import stats
-from runner.report.blocks import count, span, table
+from runner.report.blocks import Block, Heading, Paragraph, count, span, table
 from runner.report.findings import ReportIndex
 from runner.results.where import ArrowPath, Loc, is_uri
 
@@ -33,7 +33,9 @@ def report_command(out: Loc, include: Sequence[str | Loc], output: Path,
     return " ".join(parts)
 
 
-def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> list[str]:
+def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> list[Block]:
+    """The "What ran" section: jobs, cells, settings, memories and seeds, the fbench
+    versions and commits, the baseline, and (``command``) how to regenerate the report."""
     n_jobs = len(set(shards.column("job_id").to_pylist()))
     ns = [idx.n_jobs(c) for c in idx.cells]
     workloads = sorted({s[0] for s in idx.settings()})
@@ -41,19 +43,20 @@ def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> 
     versions = sorted({v for v in shards.column("fbench_version").to_pylist() if v})
     commits = sorted({c[:12] for c in shards.column("git_commit").to_pylist() if c})
     small = min(ns) < stats.SMALL_N
-    return ["## What ran", "",
-            f"{count(n_jobs, 'job')}: {count(len(idx.cells), 'cell')} in "
-            f"{count(len(idx.settings()), 'setting')} ({', '.join(workloads)}), "
-            f"{len(policies)} memories, n = {span(ns)} seeds per cell; fbench "
-            f"{', '.join(versions) or '?'} at {', '.join(commits) or '?'}. Baseline: "
-            f"`{idx.baseline}`."
-            + (f" **Below {stats.SMALL_N} seeds the intervals are wide and the tests weak**"
-               " (at 5 seeds no sign-flip p can go below 0.0625)." if small else "")
-            + (f" Regenerate: rerun each sweep (its spec is its folder's `sweep.json`), then "
-               f"`{command}`." if command else ""), ""]
+    return [Heading(2, "What ran"), Paragraph(
+        f"{count(n_jobs, 'job')}: {count(len(idx.cells), 'cell')} in "
+        f"{count(len(idx.settings()), 'setting')} ({', '.join(workloads)}), "
+        f"{len(policies)} memories, n = {span(ns)} seeds per cell; fbench "
+        f"{', '.join(versions) or '?'} at {', '.join(commits) or '?'}. Baseline: "
+        f"`{idx.baseline}`."
+        + (f" **Below {stats.SMALL_N} seeds the intervals are wide and the tests weak**"
+           " (at 5 seeds no sign-flip p can go below 0.0625)." if small else "")
+        + (f" Regenerate: rerun each sweep (its spec is its folder's `sweep.json`), then "
+           f"`{command}`." if command else ""))]
 
 
-def versions_section(shards: pa.Table) -> list[str]:
+def versions_section(shards: pa.Table) -> list[Block]:
+    """The Versions table: one row per distinct provenance the shards recorded."""
     cols = [shards.column(c).to_pylist() for c in ("job_id", "fbench_version", "git_commit",
                                                    "versions")]
     jobs: dict[tuple[str, str, str], set[str]] = {}
@@ -65,6 +68,6 @@ def versions_section(shards: pa.Table) -> list[str]:
         lv = json.loads(v)
         rows.append([fb or "—", commit[:12] or "—", *(str(lv.get(lib, "—")) for lib in libs),
                      str(len(ids))])
-    return ["## Versions", "", "As recorded in the shards (one row per distinct provenance).", "",
-            *table(["fbench", "git commit", *libs, "jobs"], rows, "ll" + "l" * len(libs) + "r"),
-            ""]
+    return [Heading(2, "Versions"),
+            Paragraph("As recorded in the shards (one row per distinct provenance)."),
+            table(["fbench", "git commit", *libs, "jobs"], rows, "ll" + "l" * len(libs) + "r")]

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 from scipy import stats
 
-from runner.report.blocks import table
+from runner.report.blocks import Block, Heading, Items, Paragraph, table
 from runner.results.aggregate import params_sort_key
 from runner.results.tables import format_cell, variant_label
 
@@ -25,11 +25,12 @@ METRICS = (("recall_current_at_k", "higher"), ("contradiction_rate", "lower"),
            ("false_forget_rate", "lower"))
 
 Column = tuple[str, int, int, str]  # workload, horizon, k, its workload parameters
+Columns = dict[Column, dict[str, dict[str, Any]]]  # column -> policy label -> summary row
 
 
-def _columns(summary: pa.Table, metric: str) -> dict[Column, dict[str, dict[str, Any]]]:
+def _columns(summary: pa.Table, metric: str) -> Columns:
     """column -> policy label -> the summary row of ``metric`` (mean, ci_low, ...)."""
-    out: dict[Column, dict[str, dict[str, Any]]] = {}
+    out: Columns = {}
     for r in summary.to_pylist():
         if r["metric"] != metric:
             continue
@@ -62,49 +63,67 @@ def _nan(x: float | None) -> bool:
     return x is None or math.isnan(x)
 
 
-def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[str]:
+def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[Block]:
     """The rankings section, or nothing when no included sweep runs another workload."""
     own = set(main.column("workload").to_pylist())
     others = [(name, s) for name, s in outside
               if not set(s.column("workload").to_pylist()) & own]
     if not others:
         return []
-    lines = ["## Do the rankings hold elsewhere?", "",
-             f"Each policy on the main sweep's {' and '.join(f'`{b}`' for b in BASES)} and on "
-             f"the included sweeps' own workloads ({', '.join(f'`{n}/`' for n, _ in others)}):"
-             " its mean ± half-width of the 95% t interval over seeds, and its rank in the "
-             "column among the policies shown (1 = best; ties share the best rank). τ: "
-             "Kendall's τ-b between two columns' means over the policies both ran "
-             "(exploratory, not corrected for multiplicity).", ""]
+    blocks: list[Block] = [
+        Heading(2, "Do the rankings hold elsewhere?"),
+        Paragraph(f"Each policy on the main sweep's {' and '.join(f'`{b}`' for b in BASES)} "
+                  f"and on the included sweeps' own workloads "
+                  f"({', '.join(f'`{n}/`' for n, _ in others)}): its mean ± half-width of the "
+                  "95% t interval over seeds, and its rank in the column among the policies "
+                  "shown (1 = best; ties share the best rank). τ: Kendall's τ-b between two "
+                  "columns' means over the policies both ran (exploratory, not corrected for "
+                  "multiplicity).")]
     for metric, direction in METRICS:
         mains = {c: v for c, v in _columns(main, metric).items() if c[0] in BASES}
         outs = {c: v for _, s in others for c, v in _columns(s, metric).items()}
-        cols = sorted(mains, key=_order) + sorted(outs, key=_order)
-        if not mains or not outs:
-            continue
-        labels = sorted({p for c in outs for p in outs[c]})  # ranked among these only
-        every = {c: {p: r for p, r in v.items() if p in labels} for c, v in
-                 {**mains, **outs}.items()}
-        ranks = {c: _ranks(every[c], direction) for c in cols}
-        rows = []
-        for p in labels:
-            row = [p]
-            for c in cols:
-                r = every[c].get(p)
-                row.append("" if r is None else f"{ranks[c].get(p, math.nan):.0f}. " + format_cell(
-                    r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"], 3))
-            rows.append(row)
-        arrow = "↑" if direction == "higher" else "↓"
-        lines += [f"**{metric} {arrow}**", "",
-                  *table(["policy", *map(_title, cols)], rows, "l" + "r" * len(cols)), ""]
-        taus = []
-        for o in sorted(outs, key=_order):
-            for m in sorted(mains, key=_order):
-                both = sorted(set(ranks[o]) & set(ranks[m]))
-                if len(both) < 3:
-                    continue
-                res = stats.kendalltau([ranks[o][p] for p in both], [ranks[m][p] for p in both])
-                taus.append(f"{_title(o)} vs {_title(m)}: τ = {res.statistic:+.2f} "
-                            f"(p = {res.pvalue:.2g}, {len(both)} policies)")
-        lines += [f"- {t}" for t in taus] + ([""] if taus else [])
-    return lines
+        if mains and outs:
+            blocks += _metric(metric, direction, mains, outs)
+    return blocks
+
+
+def _metric(metric: str, direction: str, mains: Columns, outs: Columns) -> list[Block]:
+    """One metric's table (a row per policy an outside column ran, a column per main and
+    outside column: rank and mean ± h) and its τ between each outside and main column."""
+    cols = sorted(mains, key=_order) + sorted(outs, key=_order)
+    labels = sorted({p for c in outs for p in outs[c]})  # ranked among these only
+    every = {c: {p: r for p, r in v.items() if p in labels} for c, v in
+             {**mains, **outs}.items()}
+    ranks = {c: _ranks(every[c], direction) for c in cols}
+    rows = [[p, *(_ranked(every[c].get(p), ranks[c].get(p, math.nan)) for c in cols)]
+            for p in labels]
+    arrow = "↑" if direction == "higher" else "↓"
+    blocks: list[Block] = [
+        Paragraph(f"**{metric} {arrow}**"),
+        table(["policy", *map(_title, cols)], rows, "l" + "r" * len(cols))]
+    taus = _taus(sorted(outs, key=_order), sorted(mains, key=_order), ranks)
+    return blocks + ([Items(tuple(taus))] if taus else [])
+
+
+def _ranked(r: dict[str, Any] | None, rank: float) -> str:
+    """``2. 0.500 ± 0.010``: a policy's rank in its column and its mean ± h; "" not run."""
+    if r is None:
+        return ""
+    return f"{rank:.0f}. " + format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"],
+                                         r["n_jobs"], 3)
+
+
+def _taus(outs: Sequence[Column], mains: Sequence[Column],
+          ranks: dict[Column, dict[str, float]]) -> list[str]:
+    """Kendall's τ-b of each outside column against each main column, over the policies
+    both ranked (three or more)."""
+    taus = []
+    for o in outs:
+        for m in mains:
+            both = sorted(set(ranks[o]) & set(ranks[m]))
+            if len(both) < 3:
+                continue
+            res = stats.kendalltau([ranks[o][p] for p in both], [ranks[m][p] for p in both])
+            taus.append(f"{_title(o)} vs {_title(m)}: τ = {res.statistic:+.2f} "
+                        f"(p = {res.pvalue:.2g}, {len(both)} policies)")
+    return taus

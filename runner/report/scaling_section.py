@@ -7,10 +7,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.analysis import scaling, stats
-from runner.report.blocks import images, seed_ranges, table
+from runner.report.blocks import Block, Heading, Paragraph, images, seed_ranges, table
 from runner.report.findings import ReportIndex, undefined
 from runner.report.plots import Plots
 from runner.results.tables import horizon_unit, variant_label
+
+# The section's two paragraphs: what a slope means, and what the seconds are.
+_SLOPES = (
+    "How memory and time grow with the horizon. Each slope b is that of the least-squares "
+    "line log y = a + b · log(horizon) through every job's final checkpoint (one point "
+    f"per job), with its {stats.LEVEL:.0%} percentile bootstrap interval over seeds in "
+    f"brackets ({stats.RESAMPLES:,} resamples of the seeds, each drawn seed bringing its "
+    "jobs at every horizon, the line refitted; generator seeded by SHA-256 of the policy "
+    "and metric). **b = 1: y grows linearly with the horizon** (10× the horizon, 10× the "
+    "entries); **b = 0: y is bounded**, the same at every horizon; in between, sub-linear "
+    "growth. What to expect: a policy that bounds its memory has a size slope near 0 and, "
+    "doing the same work every turn, a seconds slope near 1; `keep_all`, which never "
+    "forgets, a size slope near 1, and a seconds slope above 1 as far as a turn's work "
+    "grows with the memory (a query scores every live entry)."
+)
+_SECONDS = (
+    "Seconds are each job's wall-clock time (`wall_s` at its final checkpoint): unlike every "
+    "other number in this report they are not deterministic, and depend on the machine and "
+    "its load. A value ≤ 0 has no logarithm: such jobs are left out of that fit and counted "
+    "`(used of all jobs)`. `—`: fewer than two horizons left (no slope); `[—]`: one seed "
+    "(no interval). Only policies run at two or more horizons are fitted."
+)
 
 
 def _slope(fit: scaling.Fit) -> str:
@@ -30,37 +52,20 @@ def _slope(fit: scaling.Fit) -> str:
 
 
 def section(idx: ReportIndex, studies: list[scaling.Study], plots: Plots,
-            folder: Path) -> list[str]:
+            folder: Path) -> list[Block]:
     """Per workload and k run at several horizons: each policy's log–log slopes of final
     size, tokens and per-job seconds against the horizon, and the scaling plot."""
     if not studies:
         return []
-    lines = [
-        "## Scaling", "",
-        "How memory and time grow with the horizon. Each slope b is that of the least-squares "
-        "line log y = a + b · log(horizon) through every job's final checkpoint (one point "
-        f"per job), with its {stats.LEVEL:.0%} percentile bootstrap interval over seeds in "
-        f"brackets ({stats.RESAMPLES:,} resamples of the seeds, each drawn seed bringing its "
-        "jobs at every horizon, the line refitted; generator seeded by SHA-256 of the policy "
-        "and metric). **b = 1: y grows linearly with the horizon** (10× the horizon, 10× the "
-        "entries); **b = 0: y is bounded**, the same at every horizon; in between, sub-linear "
-        "growth. What to expect: a policy that bounds its memory has a size slope near 0 and, "
-        "doing the same work every turn, a seconds slope near 1; `keep_all`, which never "
-        "forgets, a size slope near 1, and a seconds slope above 1 as far as a turn's work "
-        "grows with the memory (a query scores every live entry).",
-        "",
-        "Seconds are each job's wall-clock time (`wall_s` at its final checkpoint): unlike every "
-        "other number in this report they are not deterministic, and depend on the machine and "
-        "its load. A value ≤ 0 has no logarithm: such jobs are left out of that fit and counted "
-        "`(used of all jobs)`. `—`: fewer than two horizons left (no slope); `[—]`: one seed "
-        "(no interval). Only policies run at two or more horizons are fitted.", "",
-    ]
+    blocks: list[Block] = [Heading(2, "Scaling"), Paragraph(_SLOPES), Paragraph(_SECONDS)]
     for st in studies:
         unit = horizon_unit(st.workload)
         seeds = {s for series in st.series for s in series.seeds}
-        lines += [f"### Scaling: {st.workload}, k = {st.k}", "",
-                  f"Horizons {', '.join(map(str, st.horizons))}{' ' + unit if unit else ''}"
-                  + (f"; seeds {seed_ranges(seeds)} ({len(seeds)})." if seeds else "."), ""]
+        blocks += [Heading(3, f"Scaling: {st.workload}, k = {st.k}"),
+                   Paragraph(f"Horizons {', '.join(map(str, st.horizons))}"
+                             f"{' ' + unit if unit else ''}"
+                             + (f"; seeds {seed_ranges(seeds)} ({len(seeds)})." if seeds
+                                else "."))]
         if st.series:
             d = idx.digits.get("final_size", 1)
             rows = []
@@ -73,15 +78,16 @@ def section(idx: ReportIndex, studies: list[scaling.Study], plots: Plots,
             ends = {(s.horizons[0], s.horizons[-1]) for s in st.series}
             size_head = (f"final size at {' → '.join(map(str, ends.pop()))}" if len(ends) == 1
                          else "final size, first → last horizon")
-            lines += [*table(["policy", "jobs", "horizons", size_head,
-                              *(f"slope of {name}" for name in scaling.SCALED.values())],
-                             rows, "lrrrrrr"), ""]
+            blocks.append(table(["policy", "jobs", "horizons", size_head,
+                                 *(f"slope of {name}" for name in scaling.SCALED.values())],
+                                rows, "lrrrrrr"))
         else:
-            lines += ["No policy ran at two or more horizons here: nothing to fit.", ""]
+            blocks.append(Paragraph("No policy ran at two or more horizons here: nothing to "
+                                    "fit."))
         if st.single:
-            lines += ["Not fitted (ran at one horizon): "
-                      + ", ".join(variant_label(*v) for v in st.single) + ".", ""]
+            blocks.append(Paragraph("Not fitted (ran at one horizon): "
+                                    + ", ".join(variant_label(*v) for v in st.single) + "."))
         shown = [p for p in plots.plots if p.kind == "scaling"
                  and (p.workload, p.horizon, p.k) == (st.workload, None, st.k)]
-        lines += images(shown, folder)
-    return lines
+        blocks += images(shown, folder)
+    return blocks

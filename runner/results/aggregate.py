@@ -10,9 +10,9 @@ seed: Δ, its t interval, the sign-flip p, the MDD, and two flags (bit-identical
 seed; the baseline at the metric's bound, so "better" is impossible). A cell with no
 baseline at its embedder is not paired across: its ``baseline_note`` says so (the rule
 is ``runner.results.pairing``); comparisons go to ``OUT/comparisons.parquet``
-(``runner.results.comparisons``). Also: the summary indexed by cell (read back, and
-recomputed when stale: ``runner.results.summary``). Shards are read by
-``runner.results.load``, shown by ``.tables``.
+(``runner.results.comparisons``). ``read_summary`` reads the summary back, recomputed
+first when it is missing or stale; ``SummaryIndex`` indexes it by cell. Shards are read
+by ``runner.results.load``, shown by ``.tables``.
 """
 
 from __future__ import annotations
@@ -21,14 +21,17 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from runner.analysis import stats
 from runner.errors import FbenchError
+from runner.metrics.declare import Metric
 from runner.results.atomic import write_parquet
 from runner.results.layout import Layout, Stamp
 from runner.results.load import load_shards
@@ -41,8 +44,8 @@ from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported
     twins,
 )
 from runner.results.shard import compared_metrics
-from runner.results.sweep_config import sweep_family
-from runner.results.where import Loc, location
+from runner.results.sweep_config import sweep_baseline, sweep_family
+from runner.results.where import Loc, arrow_source, location
 
 SUMMARY = "summary.parquet"
 CELL = ("workload", "horizon", "k", "policy", "params")
@@ -121,35 +124,44 @@ def cell_sort_key(cell: Cell, baseline: str = "") -> tuple[Any, ...]:
 
 
 def _cells(final: pa.Table) -> dict[Cell, np.ndarray]:
-    """Row indices of each cell, sorted by seed; a job with two final rows is an error."""
+    """Row indices of each cell, sorted by seed, cells in ``cell_sort_key`` order; a job
+    with two final rows, or a cell with two jobs of one seed, is an error."""
+    if pc.count_distinct(final.column("job_id")).as_py() != final.num_rows:
+        _duplicate_error(final)
+    codes, names = [], []
+    for c in CELL:
+        encoded = pc.dictionary_encode(final.column(c).combine_chunks())
+        codes.append(encoded.indices.to_numpy())
+        names.append(encoded.dictionary.to_pylist())
+    keys, inverse = np.unique(np.column_stack(codes), axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
+    order = np.lexsort((seeds, inverse))  # by cell, then seed (stable)
+    by_cell, by_seed = inverse[order], seeds[order]
+    if np.any((by_cell[1:] == by_cell[:-1]) & (by_seed[1:] == by_seed[:-1])):
+        _duplicate_error(final)
+    groups = np.split(order, np.flatnonzero(np.diff(by_cell)) + 1)
+    cells = {tuple(names[j][key[j]] for j in range(len(CELL))): rows.astype(np.int64)
+             for key, rows in zip(keys.tolist(), groups, strict=True)}
+    return dict(sorted(cells.items(), key=lambda kv: cell_sort_key(kv[0])))
+
+
+def _duplicate_error(final: pa.Table) -> None:
+    """Raise the error naming the first job with two final rows, or else the first cell
+    with two jobs of one seed (in row order)."""
     ids = final.column("job_id").to_pylist()
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})[0]
         raise FbenchError(f"job {dup} has more than one final row (duplicate shards?); "
                           "remove the extra copy")
-    cols = [final.column(c).to_pylist() for c in CELL]
     seeds = final.column("seed").to_pylist()
-    groups: dict[Cell, list[int]] = {}
-    for i, key in enumerate(zip(*cols, strict=True)):
-        groups.setdefault(key, []).append(i)
-    for key, rows in groups.items():
-        seen: dict[int, int] = {}
-        for i in rows:
-            if (j := seen.setdefault(seeds[i], i)) != i:
-                raise FbenchError(
-                    f"{key[0]} {key[3]} has two jobs for seed {seeds[i]} ({ids[j]} and {ids[i]}"
-                    ": shards of another workload or plugin version); remove the old shards "
-                    "or sweep into a fresh folder")
-    return {
-        key: np.array(sorted(rows, key=lambda i: seeds[i]), dtype=np.int64)
-        for key, rows in sorted(groups.items(), key=lambda kv: cell_sort_key(kv[0]))
-    }
-
-
-def values_of(final: pa.Table) -> np.ndarray:
-    """Every deterministic metric of the final rows (rows x metrics, nan = no value)."""
-    return np.column_stack([_metric_values(final, m.name)[0]
-                            for m in compared_metrics(final.column_names)])
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, key in enumerate(zip(*(final.column(c).to_pylist() for c in CELL), strict=True)):
+        if (j := seen.setdefault((key, seeds[i]), i)) != i:
+            raise FbenchError(
+                f"{key[0]} {key[3]} has two jobs for seed {seeds[i]} ({ids[j]} and {ids[i]}"
+                ": shards of another workload or plugin version); remove the old shards "
+                "or sweep into a fresh folder")
 
 
 def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -163,64 +175,24 @@ def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
 # --- the summary -------------------------------------------------------------------------
 
 
-def aggregate(out: str | Loc, baseline: str = "keep_all", *,
-              require_baseline: bool = True) -> pa.Table:
-    """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet``.
+def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: bool = True,
+              final: pa.Table | None = None) -> pa.Table:
+    """Summarize the final rows of ``OUT/shards`` and write ``OUT/summary.parquet`` and
+    the comparisons (``runner.results.comparisons``). ``final``: those rows, already read
+    (``runner.results.load.read_rows``), with at least the columns a summary reads.
 
     An absent baseline policy is an error, unless ``require_baseline`` is false (the
     report's implicit aggregation): then nothing is paired.
     """
     out = location(out)
     stamps = Layout(out).stamps()
-    final = load_shards(out, final_only=True, skip=UNUSED)
-    policies = sorted(set(final.column("policy").to_pylist()))
+    if final is None:
+        final = load_shards(out, final_only=True, skip=UNUSED)
+    policies = sorted(set(pc.unique(final.column("policy")).to_pylist()))
     if require_baseline and baseline not in policies:
         raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
                           f"{', '.join(policies)} (choose one with --baseline)")
-    cells = _cells(final)
-    embedders = cell_embedders(final, cells)
-    bases = Baselines(baseline, embedders)
-    seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
-    rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
-    metrics = compared_metrics(final.column_names)
-    directions = [m.direction for m in metrics]
-    read = [_metric_values(final, m.name) for m in metrics]
-    values = np.column_stack([v for v, _ in read])  # rows x metrics, nan = no value
-    missing = np.column_stack([miss for _, miss in read])  # the shard lacked the column
-    same = twins(cells, seeds, values)
-    for cell, idx in cells.items():
-        w, h, k, policy, params = cell
-        summaries = stats.summarize_columns(values[idx])
-        n_missing = missing[idx].sum(axis=0)
-        base_cell, note = bases.of(cell)
-        deltas: list[stats.Paired | None] = [None] * len(metrics)
-        limits = [False] * len(metrics)
-        if base_cell is not None:
-            pidx, qidx = aligned(seeds, idx, cells[base_cell])
-            key = json.dumps([*cell, "vs", *base_cell])
-            deltas = list(stats.paired_columns(values[pidx], values[qidx], directions, key))
-            limits = [bounded(m, stats.as_array(values[qidx, j])) for j, m in enumerate(metrics)]
-        for j, m in enumerate(metrics):
-            s = summaries[j]
-            row: dict[str, Any] = {
-                "workload": w, "horizon": h, "k": k, "policy": policy, "params": params,
-                "metric": m.name, "direction": m.direction, "n_jobs": len(idx), "n": s.n,
-                "n_missing": int(n_missing[j]), "mean": s.mean, "std": s.std,
-                "iqm": s.iqm, "ci_low": s.ci_low, "ci_high": s.ci_high,
-                "embedder": embedders[cell], "baseline_note": note, "same_as": same.get(cell),
-            }
-            row |= dict.fromkeys(PAIRED_COLUMNS)
-            d = deltas[j]
-            if d is not None and base_cell is not None:
-                row |= {
-                    "baseline": baseline, "baseline_params": base_cell[4], "n_pairs": d.n,
-                    "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
-                    "n_better": d.better, "n_ties": d.ties, "n_worse": d.worse,
-                    "share_better": d.share_better, "mdd": d.mdd, "p_value": d.p,
-                    "identical": d.identical, "bounded": limits[j],
-                }
-            for name, v in row.items():
-                rows[name].append(v)
+    seeds = PerSeed.of(final)
     meta = {
         "fbench.baseline": baseline,
         "fbench.ci_method": stats.CI_METHOD,
@@ -230,15 +202,93 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *,
         "fbench.family": json.dumps(sweep_family(out)),
         "fbench.n_shards": str(len(stamps)),
     }
-    table = pa.table(rows, schema=SUMMARY_SCHEMA.with_metadata(meta))
+    table = pa.table(_summary_rows(seeds, baseline), schema=SUMMARY_SCHEMA.with_metadata(meta))
     from runner.results import comparisons as cmp
 
     pairs, primary = sweep_family(out)
     found = cmp.adjust(cmp.baseline_rows(table, primary) + cmp.declared_rows(
-        final, cells, embedders, pairs, primary, values, metrics))
+        seeds.seeds, seeds.cells, seeds.embedders, pairs, primary, seeds.values,
+        seeds.metrics))
     write_parquet(out / cmp.COMPARISONS, found.replace_schema_metadata(meta))
     write_parquet(out / SUMMARY, table)
     return table
+
+
+@dataclass(frozen=True)
+class PerSeed:
+    """A sweep's final rows as its statistics read them: each cell's rows (sorted by
+    seed), every row's seed, each cell's embedder, and every compared metric's values
+    (rows x metrics, nan = no value) with the mask of those the shard lacked."""
+
+    cells: dict[Cell, np.ndarray]
+    seeds: np.ndarray
+    embedders: dict[Cell, str]
+    metrics: list[Metric]
+    values: np.ndarray
+    missing: np.ndarray
+
+    @classmethod
+    def of(cls, final: pa.Table) -> PerSeed:
+        cells = _cells(final)
+        metrics = compared_metrics(final.column_names)
+        read = [_metric_values(final, m.name) for m in metrics]
+        return cls(cells, np.asarray(final.column("seed").to_numpy(), dtype=np.int64),
+                   cell_embedders(final, cells), metrics,
+                   np.column_stack([v for v, _ in read]), np.column_stack([m for _, m in read]))
+
+
+def _summary_rows(seeds: PerSeed, baseline: str) -> dict[str, list[Any]]:
+    """The summary's columns: one row per cell and compared metric, in cell order."""
+    bases = Baselines(baseline, seeds.embedders)
+    same = twins(seeds.cells, seeds.seeds, seeds.values)
+    rows: dict[str, list[Any]] = {name: [] for name in SUMMARY_SCHEMA.names}
+    for cell, idx in seeds.cells.items():
+        base_cell, note = bases.of(cell)
+        described = {"embedder": seeds.embedders[cell], "baseline_note": note,
+                     "same_as": same.get(cell)}
+        for row in _cell_rows(seeds, cell, idx, base_cell, baseline, described):
+            for name, v in row.items():
+                rows[name].append(v)
+    return rows
+
+
+def _cell_rows(seeds: PerSeed, cell: Cell, idx: np.ndarray, base_cell: Cell | None,
+               baseline: str, described: dict[str, Any]) -> list[dict[str, Any]]:
+    """A cell's summary rows, one per metric: its statistics over seeds, and the paired
+    comparison with ``base_cell`` (if any)."""
+    w, h, k, policy, params = cell
+    summaries = stats.summarize_columns(seeds.values[idx])
+    n_missing = seeds.missing[idx].sum(axis=0)
+    deltas: list[stats.Paired | None] = [None] * len(seeds.metrics)
+    limits = [False] * len(seeds.metrics)
+    if base_cell is not None:
+        pidx, qidx = aligned(seeds.seeds, idx, seeds.cells[base_cell])
+        key = json.dumps([*cell, "vs", *base_cell])
+        deltas = list(stats.paired_columns(seeds.values[pidx], seeds.values[qidx],
+                                           [m.direction for m in seeds.metrics], key))
+        limits = [bounded(m, stats.as_array(seeds.values[qidx, j]))
+                  for j, m in enumerate(seeds.metrics)]
+    out = []
+    for j, m in enumerate(seeds.metrics):
+        s = summaries[j]
+        row: dict[str, Any] = {
+            "workload": w, "horizon": h, "k": k, "policy": policy, "params": params,
+            "metric": m.name, "direction": m.direction, "n_jobs": len(idx), "n": s.n,
+            "n_missing": int(n_missing[j]), "mean": s.mean, "std": s.std,
+            "iqm": s.iqm, "ci_low": s.ci_low, "ci_high": s.ci_high, **described,
+        }
+        row |= dict.fromkeys(PAIRED_COLUMNS)
+        d = deltas[j]
+        if d is not None and base_cell is not None:
+            row |= {
+                "baseline": baseline, "baseline_params": base_cell[4], "n_pairs": d.n,
+                "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
+                "n_better": d.better, "n_ties": d.ties, "n_worse": d.worse,
+                "share_better": d.share_better, "mdd": d.mdd, "p_value": d.p,
+                "identical": d.identical, "bounded": limits[j],
+            }
+        out.append(row)
+    return out
 
 
 Setting = tuple[str, int, int]  # workload, horizon, k
@@ -265,3 +315,38 @@ class SummaryIndex:
 def summary_baseline(summary: pa.Table) -> str:
     meta = summary.schema.metadata or {}
     return meta.get(b"fbench.baseline", b"keep_all").decode()
+
+
+def summary_is_current(out: Loc) -> bool:
+    """The summary exists, was made from exactly these shards, and is newer than each
+    (a compacted job counts as the shard it came from)."""
+    out = location(out)
+    path = out / SUMMARY
+    if not path.is_file():
+        return False
+    stamps = Layout(out).stamps()
+    meta = pq.read_schema(arrow_source(path)).metadata or {}
+    if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
+        return False
+    if meta.get(b"fbench.family", b"").decode() != json.dumps(sweep_family(out)):
+        return False  # the sweep's declared comparisons changed: the family did
+    from runner.results.comparisons import COMPARISONS
+
+    if not (out / COMPARISONS).is_file():
+        return False
+    made = path.stat().st_mtime_ns
+    return all(s.mtime_ns <= made for s in stamps)
+
+
+def read_summary(out: Loc, final: pa.Table | None = None) -> pa.Table:
+    """``OUT/summary.parquet``, recomputed first if missing or stale (with the same baseline;
+    if there was none, the sweep config's ``baseline`` or ``keep_all``, and then no
+    comparisons if that policy did not run), from ``final`` if given (the final rows,
+    already read)."""
+    out = location(out)
+    path = out / SUMMARY
+    if summary_is_current(out):
+        return pq.read_table(arrow_source(path))
+    if path.is_file():
+        return aggregate(out, summary_baseline(pq.read_table(arrow_source(path))), final=final)
+    return aggregate(out, sweep_baseline(out), require_baseline=False, final=final)

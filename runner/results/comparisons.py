@@ -146,12 +146,11 @@ def baseline_rows(summary: pa.Table, primary: Sequence[str]) -> list[dict[str, A
     return out
 
 
-def declared_rows(final: pa.Table, cells: dict[Cell, np.ndarray], embedders: dict[Cell, str],
+def declared_rows(seeds: np.ndarray, cells: dict[Cell, np.ndarray], embedders: dict[Cell, str],
                   pairs: Sequence[tuple[str, str]], primary: Sequence[str],
                   values: np.ndarray, metrics: Sequence[Metric]) -> list[dict[str, Any]]:
-    """The declared pairs, in every setting and context where both sides ran."""
-
-    seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
+    """The declared pairs, in every setting and context where both sides ran (``seeds``:
+    every final row's seed; ``cells``: each cell's rows)."""
     index: dict[tuple[Any, ...], Cell] = {}
     for cell in cells:
         w, h, k, policy, params = cell

@@ -5,7 +5,7 @@ function that makes one is ``runner.job.execute``; the validator is
 A shard holds one row per checkpoint (the last row is final): the job's
 coordinates, every declared metric, the checkpoint, and provenance. The schema
 is built from the metric declarations, so a new metric is a new column and a
-shard without it no longer validates (a resumed sweep reruns it). A workload with query
+shard without it does not validate (a resumed sweep reruns it). A workload with query
 categories of its own (a trace's, a plugin's) adds their split metrics after provenance,
 categories sorted (``shard_schema``): readers take the union of the shards' categories.
 """

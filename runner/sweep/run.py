@@ -23,11 +23,10 @@ from typing import Any
 from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
-from runner.results import known
+from runner.job.provenance import git_commit, provenance, versions
 from runner.results.atomic import write_chunks, write_json
 from runner.results.commits import CommitLog, Stamps, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all, remove_temporaries
-from runner.results.provenance import git_commit, provenance, versions
 from runner.results.shard import shard_path, write_shard
 from runner.results.where import ArrowPath, Loc, location, relative
 from runner.spec.jobspec import JobSpec
@@ -42,7 +41,8 @@ from runner.sweep.plan import SWEEP_FORMAT, Plan, check_out_dir, plan, plugins
 # that dies is Ray's to retry (cluster.ray_executor.MAX_RETRIES), then counts as a failure.
 JOB_ATTEMPTS = 3
 
-# Below this much estimated work, Ray's ~5 s start-up costs more than it saves.
+# Below this much estimated work, a sweep runs inline: Ray's start-up would cost more
+# than it saves (benchmarks/bench_executors.py measures it).
 INLINE_BELOW_S = 20.0
 # A job's seconds at its workload's default horizon: the per-workload medians of
 # README's sweep over every default policy, 2 workers on 2 cores (`python -m
@@ -216,7 +216,6 @@ def run_sweep(
             progress(result)
         log = CommitLog(out)
         runs: Counter[str] = Counter()  # job -> its failed runs so far
-        known.forget()  # (only this sweep's shards are remembered)
 
         def on_outcome(o: Outcome) -> None:
             job = JobSpec.from_canonical(o.spec_json)  # (no job held per job sent)
@@ -229,13 +228,10 @@ def run_sweep(
                                   "the same command to resume")
             if o.stored is not None:
                 log.add(job.job_id, o.stored)
-                if o.table is not None:  # (its final rows: runner.results.known)
-                    known.remember(shard_path(out, job), o.stored, o.table)
                 result.done += 1
             elif o.table is not None:
                 path = shard_path(out, job)
                 stamp = write_shard(path, o.table)
-                known.remember(path, stamp, o.table)  # (its report need not read it back)
                 log.add(job.job_id, stamp)
                 result.done += 1
             else:
