@@ -15,7 +15,9 @@ from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # imported where used: `fbench --help` starts fast
     from runner.cli.progress import Tally
+    from runner.results.where import Loc
     from runner.sweep.estimate import Estimate
+    from runner.sweep.expand import SweepSpec
     from runner.sweep.run import Prepared, SweepResult
 
 app = typer.Typer(
@@ -121,34 +123,14 @@ def sweep(
 ) -> None:
     """Run seeds × policies × workloads × horizons × params, one Parquet shard per job."""
     from runner.results.where import ArrowPath, location
-    from runner.sweep.config import (
-        build_spec,
-        load_config,
-        merge_params,
-        parse_list,
-        parse_seed_list,
-        seeds_from_count,
-        spec_from_config,
-    )
+    from runner.sweep.config import load_config
     from runner.sweep.expand import expand
     from runner.sweep.run import prepare
 
     cfg = load_config(config) if config is not None else {}
-    if seeds is not None and seed_list is not None:
-        raise FbenchError("give --seeds or --seed-list, not both")
-    overrides: dict[str, Any] = {
-        "seeds": (seeds_from_count(seeds) if seeds is not None
-                  else parse_seed_list(seed_list) if seed_list is not None else None),
-        "policies": parse_list(policies, "policies") or None,
-        "workloads": parse_list(workloads, "workloads") or None,
-        "horizons": parse_list(horizons, "horizons") or None,
-        "k": k,
-        "baseline": baseline,
-    }
-    overrides["params"] = merge_params(spec_from_config(cfg).get("params", ()), param or [])
-    spec = build_spec(cfg, overrides)
-    # (a spinner on a terminal while the grid expands and OUT is read: at 100,000 jobs,
-    # seconds; nothing elsewhere)
+    spec = _sweep_spec(cfg, seeds, seed_list, policies, workloads, horizons, param, k,
+                       baseline)
+    # (a spinner on a terminal while the grid expands and OUT is read; nothing elsewhere)
     with err.status("expanding the grid ...") as status:
         jobs = expand(spec)
         folder = location(out or str(cfg.get("out", DEFAULT_OUT)))
@@ -166,17 +148,66 @@ def sweep(
             shared_out=shared_out,
         )
     if dry_run:
-        p = prepared.plan
-        aside = (f", {len(p.quarantine)} shard(s) that do not validate to quarantine"
-                 if p.quarantine else "")
-        aside += (f", {len(p.superseded)} shard(s) of changed plugin code or workload "
-                  "version set aside"
-                  if p.superseded else "")
-        console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before"
-                      f"{aside}, {prepared.executor} executor, out {folder}", markup=False)
-        console.print(_estimate(prepared).line(), markup=False)
+        _print_plan(prepared, folder)
         return
     result = _run_with_progress(prepared, quiet)
+    _print_outcome(result, folder)
+    if report:
+        from runner.report.markdown import write_report
+
+        path = write_report(folder, report_dir / "RESULTS.md" if report_dir else None,
+                            helpers=None)
+        err.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _sweep_spec(cfg: dict[str, Any], seeds: int | None, seed_list: str | None,
+                policies: str | None, workloads: str | None, horizons: str | None,
+                param: list[str] | None, k: int | None, baseline: str | None) -> SweepSpec:
+    """The sweep's spec: the config's fields, each flag given overriding its field
+    (``--param`` axes merged with the config's)."""
+    from runner.sweep.config import (
+        build_spec,
+        merge_params,
+        parse_list,
+        parse_seed_list,
+        seeds_from_count,
+        spec_from_config,
+    )
+
+    if seeds is not None and seed_list is not None:
+        raise FbenchError("give --seeds or --seed-list, not both")
+    overrides: dict[str, Any] = {
+        "seeds": (seeds_from_count(seeds) if seeds is not None
+                  else parse_seed_list(seed_list) if seed_list is not None else None),
+        "policies": parse_list(policies, "policies") or None,
+        "workloads": parse_list(workloads, "workloads") or None,
+        "horizons": parse_list(horizons, "horizons") or None,
+        "k": k,
+        "baseline": baseline,
+    }
+    overrides["params"] = merge_params(spec_from_config(cfg).get("params", ()), param or [])
+    return build_spec(cfg, overrides)
+
+
+def _print_plan(prepared: Prepared, folder: Loc) -> None:
+    """The dry run's plan on stdout: jobs to run and done, shards to set aside, the
+    executor, and the wall-time estimate."""
+    p = prepared.plan
+    aside = (f", {len(p.quarantine)} shard(s) that do not validate to quarantine"
+             if p.quarantine else "")
+    aside += (f", {len(p.superseded)} shard(s) of changed plugin code or workload "
+              "version set aside"
+              if p.superseded else "")
+    console.print(f"{len(p.jobs)} jobs: {len(p.to_run)} to run, {p.skipped} done before"
+                  f"{aside}, {prepared.executor} executor, out {folder}", markup=False)
+    console.print(_estimate(prepared).line(), markup=False)
+
+
+def _print_outcome(result: SweepResult, folder: Loc) -> None:
+    """What a sweep did, on stderr: shards set aside, the counts, and every failed job
+    with its error's last line."""
     if result.superseded:
         err.print(f"set aside {len(result.superseded)} shard(s) of plugin code or a workload "
                   f"version that has changed to {folder / 'superseded'} (kept); their jobs ran "
@@ -195,14 +226,6 @@ def sweep(
                   markup=False)
     if result.failed:
         err.print(f"  tracebacks: {folder / 'manifest.json'} (failures)", markup=False)
-    if report:
-        from runner.report.markdown import write_report
-
-        path = write_report(folder, report_dir / "RESULTS.md" if report_dir else None,
-                            helpers=None)
-        err.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
-    if result.failed:
-        raise typer.Exit(1)
 
 
 def _estimate(prepared: Prepared) -> Estimate:

@@ -81,8 +81,8 @@ _BLAS: list[tuple[int, ThreadpoolController]] = []  # (modules when scanned, the
 def _blas() -> ThreadpoolController:
     """The process's thread-pool libraries, scanned again only when a module has been
     imported since (a library comes with the module that loads it, torch's with torch):
-    a scan walks every loaded library, about a millisecond a job, and left a reference
-    cycle per job for the garbage collector."""
+    a scan walks every loaded library and leaves a reference cycle for the garbage
+    collector, so a job reuses the last scan."""
     if not _BLAS or _BLAS[0][0] != len(sys.modules):
         _BLAS[:] = [(len(sys.modules), ThreadpoolController())]
     return _BLAS[0][1]
@@ -100,57 +100,91 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
 
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
         memory.foresee(streams.events(spec, generate()))
-    cps = checkpoints(spec.horizon)
-    rows: list[dict[str, Any]] = []
-    start = time.perf_counter()
-    handlers = run.handlers()
-    prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
-    # questions of one time in one call, as ids where the memory gives them so
-    ask_batch: Callable[[list[Query]], None] | None = (
-        partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
-        else partial(run.queries, memory) if isinstance(memory, AnswersInBatches) else None)
-    horizon = spec.horizon
-    # the last checkpoint (the horizon) waits for the stream's end, so an event at
-    # t == horizon is still counted; an event at ``gate`` or later is looked at closely:
-    # the next checkpoint before the horizon is due, or it is past the horizon
-    past = math.nextafter(horizon, math.inf)
-    gate = cps[0] if len(cps) > 1 else past
-    # ticks that change nothing are not looked at (one past the horizon still is): no
-    # checkpoint row is another for it, as nothing changes until the next event
+    feed = _Feed(spec, run, memory)
     for block in streams.blocks(spec, generate(), PREFETCH_BLOCK):
-        if run.ticks_ignored:
-            block = [ev for ev in block if type(ev) is not Tick or ev.t > horizon]
-        if prefetch is not None:
-            prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
-        n, skip = len(block), 0
+        feed.block(block)
+    rows = feed.finish()
+    embedder = r.memory.embedder(r.policy_params, r.store_params)
+    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder, run.answered,
+                     run.categories)
+
+
+class _Feed:
+    """A job's events fed to its ``JobRun`` block by block, and its checkpoint rows.
+
+    The last checkpoint (the horizon) waits for the stream's end, so an event at
+    t == horizon is still counted; an event at ``gate`` or later is looked at closely:
+    the next checkpoint before the horizon is due, or it is past the horizon.
+    """
+
+    def __init__(self, spec: JobSpec, run: JobRun, memory: Any) -> None:
+        self.spec, self.run = spec, run
+        self.cps = checkpoints(spec.horizon)
+        self.rows: list[dict[str, Any]] = []
+        self.start = time.perf_counter()
+        self.handlers = run.handlers()
+        self.prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
+        # questions of one time in one call, as ids where the memory gives them so
+        self.ask_batch: Callable[[list[Query]], None] | None = (
+            partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
+            else partial(run.queries, memory) if isinstance(memory, AnswersInBatches)
+            else None)
+        self.horizon = spec.horizon
+        self.past = math.nextafter(self.horizon, math.inf)
+        self.gate = self.cps[0] if len(self.cps) > 1 else self.past
+
+    def block(self, block: list[Any]) -> None:
+        """Feeds one block of events: each to its handler, the questions of one time
+        together (``ask_batch``), the checkpoint rows as their times pass. Ticks that
+        change nothing are dropped (one past the horizon is still looked at): no
+        checkpoint row is another for it, as nothing changes until the next event."""
+        if self.run.ticks_ignored:
+            block = [ev for ev in block if type(ev) is not Tick or ev.t > self.horizon]
+        if self.prefetch is not None:
+            self.prefetch([ev.text for ev in block if not isinstance(ev, Tick)])
+        handlers, ask_batch, gate = self.handlers, self.ask_batch, self.gate
+        skip = 0
         for i, ev in enumerate(block, 1):  # (``i``: the next event's index)
             if skip:  # (asked in the batch before)
                 skip -= 1
                 continue
             t = ev.t
             if t >= gate:
-                if t > horizon:
-                    raise ValueError(f"workload {spec.workload!r} yielded an event at t={t}, "
-                                     f"past the horizon {horizon}: a stream must stop there")
-                while len(rows) < len(cps) - 1 and t >= cps[len(rows)]:
-                    cp = cps[len(rows)]
-                    rows.append(run.snapshot(cp, cp / horizon, time.perf_counter() - start))
-                gate = cps[len(rows)] if len(rows) < len(cps) - 1 else past
+                gate = self._checkpoints_to(t)
             kind = type(ev)
-            if kind is Query and ask_batch is not None and i < n:
-                after = block[i]
-                if type(after) is Query and after.t == t:
-                    # questions of one time: one batch (no checkpoint between)
-                    end = i + 1
-                    while end < n and type(block[end]) is Query and block[end].t == t:
-                        end += 1
-                    ask_batch(cast(list[Query], block[i - 1:end]))
-                    skip = end - i
+            if kind is Query and ask_batch is not None:
+                skip = _same_time_queries(block, i, t)
+                if skip:  # questions of one time: one batch (no checkpoint between)
+                    ask_batch(cast(list[Query], block[i - 1:i + skip]))
                     continue
             handlers[kind](ev)
-    while len(rows) < len(cps):
-        cp = cps[len(rows)]
-        rows.append(run.snapshot(cp, cp / spec.horizon, time.perf_counter() - start))
-    embedder = r.memory.embedder(r.policy_params, r.store_params)
-    return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder, run.answered,
-                     run.categories)
+
+    def _checkpoints_to(self, t: int) -> float:
+        """Writes the rows of the checkpoints before the horizon that an event at ``t``
+        has reached; the next gate. An event past the horizon is an error."""
+        if t > self.horizon:
+            raise ValueError(f"workload {self.spec.workload!r} yielded an event at t={t}, "
+                             f"past the horizon {self.horizon}: a stream must stop there")
+        cps, rows = self.cps, self.rows
+        while len(rows) < len(cps) - 1 and t >= cps[len(rows)]:
+            self._snapshot(cps[len(rows)])
+        self.gate = cps[len(rows)] if len(rows) < len(cps) - 1 else self.past
+        return self.gate
+
+    def _snapshot(self, cp: int) -> None:
+        self.rows.append(self.run.snapshot(cp, cp / self.horizon,
+                                           time.perf_counter() - self.start))
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The checkpoint rows, those still due written at the stream's end."""
+        while len(self.rows) < len(self.cps):
+            self._snapshot(self.cps[len(self.rows)])
+        return self.rows
+
+
+def _same_time_queries(block: list[Any], i: int, t: int) -> int:
+    """How many events from ``block[i]`` on are questions at time ``t``."""
+    end = i
+    while end < len(block) and type(block[end]) is Query and block[end].t == t:
+        end += 1
+    return end - i

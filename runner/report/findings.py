@@ -146,18 +146,28 @@ def equal_memory(idx: ReportIndex, setting: Setting) -> list[EqualMemory]:
         if v in in_curve or size is None:
             continue
         for (policy, rest, _key), vs in sorted(curves.items()):
-            pts = sorted(
-                (s, [idx.mean((*setting, *u), m) for m in BUDGET_METRICS])
-                for u in vs if (s := idx.mean((*setting, *u), "final_size")) is not None)
-            xs = [p[0] for p in pts]
-            if len(xs) < 2 or not xs[0] <= size <= xs[-1]:
-                continue
-            values = []
-            for j, m in enumerate(BUDGET_METRICS):
-                ys = [p[1][j] for p in pts]
-                own = idx.mean((*setting, *v), m)
-                known = [y for y in ys if y is not None]
-                there = float(np.interp(size, xs, known)) if len(known) == len(ys) else None
-                values.append((own, there))
-            found.append(EqualMemory(v, size, (policy, rest), values))
+            values = _read_at(idx, setting, v, vs, size)
+            if values is not None:
+                found.append(EqualMemory(v, size, (policy, rest), values))
     return found
+
+
+def _read_at(idx: ReportIndex, setting: Setting, v: Variant, curve: list[Variant],
+             size: float) -> list[tuple[float | None, float | None]] | None:
+    """Per metric of ``BUDGET_METRICS``: ``v``'s own mean, and the ``curve``'s
+    interpolated at ``size`` (None where a point of it has none). None if the curve's
+    final sizes do not bracket ``size``."""
+    pts = sorted(
+        (s, [idx.mean((*setting, *u), m) for m in BUDGET_METRICS])
+        for u in curve if (s := idx.mean((*setting, *u), "final_size")) is not None)
+    xs = [p[0] for p in pts]
+    if len(xs) < 2 or not xs[0] <= size <= xs[-1]:
+        return None
+    values = []
+    for j, m in enumerate(BUDGET_METRICS):
+        ys = [p[1][j] for p in pts]
+        own = idx.mean((*setting, *v), m)
+        known = [y for y in ys if y is not None]
+        there = float(np.interp(size, xs, known)) if len(known) == len(ys) else None
+        values.append((own, there))
+    return values

@@ -198,26 +198,40 @@ def _pack(own: list[int], curves: Sequence[tuple[str, str]], cap: int) -> list[_
         families.setdefault(family(policy), []).append(policy)
     chunks: list[_Chunk] = []
     for fam in sorted(families):
-        policies = families[fam]
-        idx = [i for p in policies for i in by_policy[p]]
-        if len(idx) <= cap:
-            chunks.append(_Chunk(idx, list(policies), [fam[1]], True))
-            continue
-        current: _Chunk | None = None
-        for p in (p for p in policies if len(by_policy[p]) <= cap):
-            pi = by_policy[p]
-            if current is not None and len(current.own) + len(pi) <= cap:
-                current.own += pi
-                current.policies.append(p)
-            else:
-                current = _Chunk(list(pi), [p], [fam[1]], False)
-                chunks.append(current)
-        for p in (p for p in policies if len(by_policy[p]) > cap):
-            pi = by_policy[p]
-            n = math.ceil(len(pi) / cap)
-            size = math.ceil(len(pi) / n)
-            chunks += [_Chunk(pi[j * size:(j + 1) * size], [p], [fam[1]], False, (j + 1, n))
-                       for j in range(n)]
+        chunks += _family_chunks(fam[1], families[fam], by_policy, cap)
+    return _merge(chunks, cap)
+
+
+def _family_chunks(label: str, policies: list[str], by_policy: dict[str, list[int]],
+                   cap: int) -> list[_Chunk]:
+    """One family's curves in chunks of at most ``cap``: the whole family if it fits;
+    else its policies of at most ``cap`` curves together while they fit, then each
+    larger policy in even chunks."""
+    idx = [i for p in policies for i in by_policy[p]]
+    if len(idx) <= cap:
+        return [_Chunk(idx, list(policies), [label], True)]
+    chunks: list[_Chunk] = []
+    current: _Chunk | None = None
+    for p in (p for p in policies if len(by_policy[p]) <= cap):
+        pi = by_policy[p]
+        if current is not None and len(current.own) + len(pi) <= cap:
+            current.own += pi
+            current.policies.append(p)
+        else:
+            current = _Chunk(list(pi), [p], [label], False)
+            chunks.append(current)
+    for p in (p for p in policies if len(by_policy[p]) > cap):
+        pi = by_policy[p]
+        n = math.ceil(len(pi) / cap)
+        size = math.ceil(len(pi) / n)
+        chunks += [_Chunk(pi[j * size:(j + 1) * size], [p], [label], False, (j + 1, n))
+                   for j in range(n)]
+    return chunks
+
+
+def _merge(chunks: list[_Chunk], cap: int) -> list[_Chunk]:
+    """Neighbouring chunks together while they fit in ``cap`` (never a part of a
+    policy)."""
     merged: list[_Chunk] = []
     for c in chunks:
         last = merged[-1] if merged else None
@@ -238,37 +252,64 @@ def split_panels(curves: Sequence[tuple[str, str]], baseline: str,
     group them: the non-policy ones), each at most ``limit`` curves; every curve is in
     exactly one panel's ``own`` or is a reference of its group. Deterministic: the order
     of ``curves`` and of the groups' parameters."""
-    oracle = [i for i, (p, _) in enumerate(curves) if p == ORACLE]
-    base = [i for i, (p, _) in enumerate(curves) if p == baseline and p != ORACLE]
+    oracle, base = _references(curves, baseline)
     max_refs = max(1, limit // 2 - 1)  # 3 of 8: the rest of a panel is its own curves
     if len(curves) <= limit:
-        refs = oracle[:max_refs]
-        refs += base if len(refs) + len(base) <= max_refs else []
-        return [Panel("", tuple(refs), tuple(i for i in range(len(curves)) if i not in refs))]
+        return [_one_panel(len(curves), oracle, base, max_refs)]
     rests = sorted({r for _, r in curves}, key=params_sort_key)
-    first_oracle = next((r for r in rests if any(curves[i][1] == r for i in oracle)), None)
+    elsewhere = _oracle_elsewhere(curves, oracle, rests)
     panels: list[Panel] = []
     for rest in rests:
         group = [i for i, (_, r) in enumerate(curves) if r == rest]
-        ref_o = [i for i in group if i in oracle]
-        if not ref_o and first_oracle is not None:  # drawn where it ran, as a reference
-            ref_o = [i for i in oracle if curves[i][1] == first_oracle]
-        ref_o = ref_o[:max_refs]
-        ref_b = [i for i in group if i in base]
-        if len(ref_o) + len(ref_b) > max_refs:
-            ref_b = []
-        refs = ref_o + ref_b
+        ref_o = [i for i in group if i in oracle] or elsewhere
+        refs = _group_refs(ref_o, [i for i in group if i in base], max_refs)
         own = [i for i in group if i not in refs]
-        prefix = params_text(rest)
-        if len(refs) + len(own) <= limit:
-            names = list(dict.fromkeys(curves[i][0] for i in own or refs))
-            body = ", ".join(names) if len(names) <= 3 else " + ".join(
-                dict.fromkeys(family(p)[1] for p in names))
-            panels.append(Panel(_title(prefix, body), tuple(refs), tuple(own)))
-            continue
-        for chunk in _pack(own, curves, limit - len(refs)):
-            panels.append(Panel(_title(prefix, chunk.body()), tuple(refs), tuple(chunk.own)))
+        panels += _group_panels(params_text(rest), refs, own, curves, limit)
     return panels
+
+
+def _references(curves: Sequence[tuple[str, str]], baseline: str
+                ) -> tuple[list[int], list[int]]:
+    """The curves drawn as references: the oracle's, and the baseline's."""
+    oracle = [i for i, (p, _) in enumerate(curves) if p == ORACLE]
+    base = [i for i, (p, _) in enumerate(curves) if p == baseline and p != ORACLE]
+    return oracle, base
+
+
+def _one_panel(n: int, oracle: list[int], base: list[int], max_refs: int) -> Panel:
+    """The one panel of a figure whose ``n`` curves fit, its references as a group's."""
+    refs = _group_refs(oracle, base, max_refs)
+    return Panel("", tuple(refs), tuple(i for i in range(n) if i not in refs))
+
+
+def _oracle_elsewhere(curves: Sequence[tuple[str, str]], oracle: list[int],
+                      rests: list[str]) -> list[int]:
+    """The oracle's curves at the first of ``rests`` it ran at: a group it did not run in
+    draws them as its references (none if the oracle did not run)."""
+    first = next((r for r in rests if any(curves[i][1] == r for i in oracle)), None)
+    return [i for i in oracle if curves[i][1] == first]
+
+
+def _group_refs(ref_o: list[int], ref_b: list[int], max_refs: int) -> list[int]:
+    """A group's references: its oracle curves (at most ``max_refs``), then its baseline
+    curves if they all fit too."""
+    ref_o = ref_o[:max_refs]
+    if len(ref_o) + len(ref_b) > max_refs:
+        ref_b = []
+    return ref_o + ref_b
+
+
+def _group_panels(prefix: str, refs: list[int], own: list[int],
+                  curves: Sequence[tuple[str, str]], limit: int) -> list[Panel]:
+    """One group's panels, titled after ``prefix`` (its parameters): one if its curves
+    fit in ``limit``, else its own curves packed into chunks, each drawn with ``refs``."""
+    if len(refs) + len(own) <= limit:
+        names = list(dict.fromkeys(curves[i][0] for i in own or refs))
+        body = ", ".join(names) if len(names) <= 3 else " + ".join(
+            dict.fromkeys(family(p)[1] for p in names))
+        return [Panel(_title(prefix, body), tuple(refs), tuple(own))]
+    return [Panel(_title(prefix, chunk.body()), tuple(refs), tuple(chunk.own))
+            for chunk in _pack(own, curves, limit - len(refs))]
 
 
 def _title(prefix: str, body: str) -> str:

@@ -12,6 +12,7 @@ into the default cell, so a job never runs twice under two names.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,11 +139,32 @@ def _check_params_apply(spec: SweepSpec, workloads: list[str], policies: list[st
 def expand(spec: SweepSpec) -> Grid:
     """Every job of the sweep, validated, deduplicated, in a stable order: a ``Grid``,
     which makes each job when it is asked for."""
-    if not spec.seeds:
-        raise FbenchError("a sweep needs at least one seed; give --seeds N or --seed-list")
-    if min(spec.seeds) < 0:
-        raise FbenchError(f"seed must be non-negative, got {min(spec.seeds)}")
+    _check_seeds(spec.seeds)
     workloads, policies = workload_names(spec), policy_names(spec)
+    _check_labels(spec, policies)
+    _check_params_apply(spec, workloads, policies)
+    seeds = _distinct(spec.seeds)
+    cells: list[Cell] = []
+    # the jobs made: a parameter at its default collapses into the default cell, each
+    # job once
+    made: set[str] = set()
+    for w in workloads:
+        if isinstance(WORKLOADS[w], FromData):
+            cells += _data_cells(spec, w, policies, seeds, made)
+        else:
+            cells += _generated_cells(spec, w, policies, seeds, made)
+    return Grid(cells)
+
+
+def _check_seeds(seeds: tuple[int, ...]) -> None:
+    if not seeds:
+        raise FbenchError("a sweep needs at least one seed; give --seeds N or --seed-list")
+    if min(seeds) < 0:
+        raise FbenchError(f"seed must be non-negative, got {min(seeds)}")
+
+
+def _check_labels(spec: SweepSpec, policies: list[str]) -> None:
+    """The baseline and every compared variant's policy are policies of the sweep."""
     if spec.baseline != DEFAULT_BASELINE and spec.baseline not in policies:
         raise FbenchError(f"baseline {spec.baseline!r} is not a policy of this sweep; "
                           f"choose one of {', '.join(policies)}")
@@ -151,36 +173,49 @@ def expand(spec: SweepSpec) -> Grid:
             if label.split(" ")[0] not in policies:
                 raise FbenchError(f"compare names {label!r}, whose policy is not in this "
                                   f"sweep; choose among {', '.join(policies)}")
-    _check_params_apply(spec, workloads, policies)
-    seeds = spec.seeds if all(a < b for a, b in itertools.pairwise(spec.seeds)) \
-        else tuple(dict.fromkeys(spec.seeds))  # (each seed once, in the order given)
-    cells: list[Cell] = []
-    templates: set[str] = set()  # a parameter at its default collapses into the default
-    data_ids: set[str] = set()   # cell: each job once
-    for w in workloads:
-        # a workload that reads data has the data's horizon: Nx scales each file's own
-        data = isinstance(WORKLOADS[w], FromData)
-        raws: list[str | int] = list(spec.horizons) if data else [
-            horizon_of(h, WORKLOADS[w]) for h in spec.horizons]
-        for raw, policy in itertools.product(raws, policies):
-            axes = _axes_for(spec, w, policy)
-            keys = [k for k, _ in axes]
-            for combo in itertools.product(*(vals for _, vals in axes)):
-                params = list(zip(keys, combo, strict=True))
-                if not data:  # a generator's job differs by seed only: validate once
-                    first = make_spec(w, policy, seeds[0], int(raw), spec.k, params)
-                    if first.job_id not in templates:
-                        templates.add(first.job_id)
-                        cells.append(SeedCell(first, seeds))
-                    continue
-                made = []
-                for seed in seeds:
-                    horizon = raw if isinstance(raw, int) else scaled_horizon(raw, make_spec(
-                        w, policy, seed, None, spec.k, params).horizon)
-                    job = make_spec(w, policy, seed, horizon, spec.k, params)
-                    if job.job_id not in data_ids:
-                        data_ids.add(job.job_id)
-                        made.append(job)
-                if made:
-                    cells.append(ListCell(tuple(made)))
-    return Grid(cells)
+
+
+def _distinct(seeds: tuple[int, ...]) -> tuple[int, ...]:
+    """Each seed once, in the order given."""
+    if all(a < b for a, b in itertools.pairwise(seeds)):
+        return seeds
+    return tuple(dict.fromkeys(seeds))
+
+
+def _combos(spec: SweepSpec, workload: str, policy: str) -> Iterator[list[tuple[str, Scalar]]]:
+    """Each combination of the grid axes that apply to one (workload, policy) cell."""
+    axes = _axes_for(spec, workload, policy)
+    keys = [k for k, _ in axes]
+    for combo in itertools.product(*(vals for _, vals in axes)):
+        yield list(zip(keys, combo, strict=True))
+
+
+def _generated_cells(spec: SweepSpec, workload: str, policies: list[str],
+                     seeds: tuple[int, ...], made: set[str]) -> Iterator[Cell]:
+    """A generator's cells not in ``made``: its jobs differ by seed only, so a cell's
+    first job is made (and validated) and its seeds laid over it."""
+    horizons = [horizon_of(h, WORKLOADS[workload]) for h in spec.horizons]
+    for horizon, policy in itertools.product(horizons, policies):
+        for params in _combos(spec, workload, policy):
+            first = make_spec(workload, policy, seeds[0], horizon, spec.k, params)
+            if first.job_id not in made:
+                made.add(first.job_id)
+                yield SeedCell(first, seeds)
+
+
+def _data_cells(spec: SweepSpec, workload: str, policies: list[str],
+                seeds: tuple[int, ...], made: set[str]) -> Iterator[Cell]:
+    """A data workload's cells, of its jobs not in ``made``: the data has its horizon,
+    so each job is made, an Nx horizon scaling its own file's."""
+    for raw, policy in itertools.product(spec.horizons, policies):
+        for params in _combos(spec, workload, policy):
+            jobs = []
+            for seed in seeds:
+                horizon = scaled_horizon(raw, make_spec(
+                    workload, policy, seed, None, spec.k, params).horizon)
+                job = make_spec(workload, policy, seed, horizon, spec.k, params)
+                if job.job_id not in made:
+                    made.add(job.job_id)
+                    jobs.append(job)
+            if jobs:
+                yield ListCell(tuple(jobs))

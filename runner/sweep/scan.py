@@ -80,71 +80,106 @@ def scan(grid: Grid, out: Loc, outdated: set[str]) -> Scan:
     committed, parts = read_commits(out), read_index(out)
     held = by_partition(parts)
     cells = {partition(w, p): c for (w, p), c in grid.partitions().items()}
-    remote = is_remote(out)
-    found = Scan(np.zeros(len(grid), dtype=bool))
-    whole = StampsBuilder()
-    part_ok: dict[str, bool] = {}
-
-    def ok(part: Part) -> bool:
-        if part.name not in part_ok:
-            part_ok[part.name] = part_is_valid(out / COMPACTED / part.name, part)
-        return part_ok[part.name]
-
-    def other(job_id: str) -> None:
-        found.foreign += 1
-        found.first_foreign = min(found.first_foreign or job_id, job_id)
-
+    scanner = _Scanner(grid, out, outdated, committed)
     for folder in sorted(set(cells) | set(partition_folders(out)) | set(held)):
         ids = _Ids(grid, cells.get(folder, []))
+        has_shard, listed_others = scanner.shards(folder, ids)
+        scanner.parts(held.get(folder, {}), ids, has_shard, listed_others)
+    scanner.loose()
+    return scanner.result()
+
+
+class _Scanner:
+    """A scan of OUT in progress: what it has found, and the stamps of the shards found
+    whole."""
+
+    def __init__(self, grid: Grid, out: Loc, outdated: set[str], committed: Stamps) -> None:
+        self.out, self.outdated, self.committed = out, outdated, committed
+        self.remote = is_remote(out)
+        self.found = Scan(np.zeros(len(grid), dtype=bool))
+        self.whole = StampsBuilder()
+        self.part_ok: dict[str, bool] = {}
+
+    def shards(self, folder: str, ids: _Ids) -> tuple[np.ndarray, set[str]]:
+        """Sorts out one partition folder's shards; which of its jobs have one, and the
+        ids of the shards of no job of the grid listed there (few)."""
+        found = self.found
         has_shard = np.zeros(len(ids.ids), dtype=bool)
-        listed_others: set[str] = set()  # (shards of no job of the grid: few)
-        for path, st in files_stat(out / SHARDS / folder):
+        listed_others: set[str] = set()
+        for path, st in files_stat(self.out / SHARDS / folder):
             if not path.name.endswith(".parquet"):
                 continue
             job_id = path.stem
             i = ids.find(job_id)
             if i is None:
                 listed_others.add(job_id)
-                if job_id in outdated:
-                    found.superseded.append(path)
-                elif not shard_is_valid(path, job_id):
-                    found.stray.append(path)
-                else:
-                    other(job_id)
+                self._other_shard(path, job_id)
                 continue
             has_shard[i] = True
             stamp = (st.st_size, st.st_mtime_ns)
-            if same_stamp(committed.get(job_id), stamp, remote=remote) or \
+            if same_stamp(self.committed.get(job_id), stamp, remote=self.remote) or \
                     shard_is_valid(path, job_id):
                 found.done[ids.pos[i]] = True
-                whole.add(job_id, stamp)
+                self.whole.add(job_id, stamp)
             else:
                 found.invalid.append((int(ids.pos[i]), job_id))
                 found.bad.append(path)
-        for job_id, part in held.get(folder, {}).items():  # rows compacted, no shard
+        return has_shard, listed_others
+
+    def _other_shard(self, path: Loc, job_id: str) -> None:
+        """A shard of no job of the grid: superseded, stray or foreign."""
+        if job_id in self.outdated:
+            self.found.superseded.append(path)
+        elif not shard_is_valid(path, job_id):
+            self.found.stray.append(path)
+        else:
+            self._foreign(job_id)
+
+    def parts(self, jobs: dict[str, Part], ids: _Ids, has_shard: np.ndarray,
+              listed_others: set[str]) -> None:
+        """Sorts out one partition's jobs whose rows are compacted (``jobs``: each one's
+        part); a job with a shard counts by its shard."""
+        found = self.found
+        for job_id, part in jobs.items():
             i = ids.find(job_id)
             if i is None:
                 if job_id in listed_others:
-                    continue  # (its shard counts, sorted out above)
-                if job_id in outdated:
+                    continue  # (its shard counts, sorted out by ``shards``)
+                if job_id in self.outdated:
                     found.in_parts.append(job_id)
                 else:
-                    other(job_id)
+                    self._foreign(job_id)
             elif not has_shard[i]:
-                if ok(part):
+                if self._part_is_valid(part):
                     found.done[ids.pos[i]] = True
                 else:
                     found.invalid.append((int(ids.pos[i]), job_id))
-    # files outside a partition folder (``shards/`` itself, a workload's folder) are no
-    # job's: they do not validate, or are another sweep's
-    root = out / SHARDS
-    for loose in ["", *subfolders(root)]:
-        for path, _ in files_stat(root / loose if loose else root, recursive=False):
-            if path.name.endswith(".parquet"):
-                if shard_is_valid(path, path.stem):
-                    other(path.stem)
-                else:
-                    found.stray.append(path)
-    found.invalid.sort()
-    found.whole = whole.build()
-    return found
+
+    def loose(self) -> None:
+        """Sorts out the files outside a partition folder (``shards/`` itself, a
+        workload's folder): no job's, they do not validate or are another sweep's."""
+        root = self.out / SHARDS
+        for loose in ["", *subfolders(root)]:
+            for path, _ in files_stat(root / loose if loose else root, recursive=False):
+                if path.name.endswith(".parquet"):
+                    if shard_is_valid(path, path.stem):
+                        self._foreign(path.stem)
+                    else:
+                        self.found.stray.append(path)
+
+    def result(self) -> Scan:
+        """What the scan found, its invalid jobs in grid order."""
+        self.found.invalid.sort()
+        self.found.whole = self.whole.build()
+        return self.found
+
+    def _part_is_valid(self, part: Part) -> bool:
+        """The compacted part validates (each part is read once)."""
+        if part.name not in self.part_ok:
+            self.part_ok[part.name] = part_is_valid(self.out / COMPACTED / part.name, part)
+        return self.part_ok[part.name]
+
+    def _foreign(self, job_id: str) -> None:
+        """Counts a job of another sweep with whole rows here."""
+        self.found.foreign += 1
+        self.found.first_foreign = min(self.found.first_foreign or job_id, job_id)

@@ -91,11 +91,31 @@ def read_header(path: Path, doc: dict[str, Any]) -> Header:
     unit = doc.get("horizon_unit")
     if unit not in UNITS:
         raise err("horizon_unit", f"must be one of {', '.join(UNITS)}")
-    kinds = _str_map(doc.get("update_kinds", {}), "update_kinds", err)
+    kinds = _update_kinds(doc.get("update_kinds", {}), err)
+    entities, phrases = _vocabulary(doc.get("vocabulary", {}), err)
+    categories = _categories(doc.get("categories"), err)
+    source = doc.get("source", "")
+    if not isinstance(source, str):
+        raise err("source", "must be a string")
+    return Header(
+        horizon=_int(doc.get("horizon"), "horizon", err, 1), horizon_unit=unit,
+        categories=categories,
+        update_kinds=kinds, entities=entities, phrases=phrases,
+        distinct_facts=_int(doc.get("distinct_facts"), "distinct_facts", err, 1),
+        source=source)
+
+
+def _update_kinds(value: Any, err: Any) -> dict[str, str]:
+    """The header's ``update_kinds``: each kind's phrasing, one of ``PHRASINGS``."""
+    kinds = _str_map(value, "update_kinds", err)
     bad = sorted(k for k, v in kinds.items() if v not in PHRASINGS)
     if bad:
         raise err(f"update_kinds.{bad[0]}", f"must be one of {', '.join(PHRASINGS)}")
-    vocab = doc.get("vocabulary", {})
+    return kinds
+
+
+def _vocabulary(vocab: Any, err: Any) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The header's ``vocabulary``: its entities and its (phrase, attribute) pairs."""
     if not isinstance(vocab, dict):
         raise err("vocabulary", "must be an object with entities and phrases")
     entities = vocab.get("entities", [])
@@ -106,21 +126,17 @@ def read_header(path: Path, doc: dict[str, Any]) -> Header:
             isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
             for p in phrases):
         raise err("vocabulary.phrases", "must be a list of [phrase, attribute] pairs")
-    categories = _str_map(doc.get("categories"), "categories", err)
+    return tuple(entities), tuple((p[0], p[1]) for p in phrases)
+
+
+def _categories(value: Any, err: Any) -> dict[str, str]:
+    """The header's ``categories``: each name fit to name a metric."""
+    categories = _str_map(value, "categories", err)
     bad = sorted(c for c in categories if not CATEGORY_NAME.fullmatch(c))
     if bad:
         raise err(f"categories.{bad[0]}", "must be lower-case letters, digits and _, starting "
                   "with a letter (it names metrics: recall_at_k_<category>)")
-    source = doc.get("source", "")
-    if not isinstance(source, str):
-        raise err("source", "must be a string")
-    return Header(
-        horizon=_int(doc.get("horizon"), "horizon", err, 1), horizon_unit=unit,
-        categories=categories,
-        update_kinds=kinds, entities=tuple(entities),
-        phrases=tuple((p[0], p[1]) for p in phrases),
-        distinct_facts=_int(doc.get("distinct_facts"), "distinct_facts", err, 1),
-        source=source)
+    return categories
 
 
 def _object(path: Path, n: int, line: str) -> dict[str, Any]:
