@@ -33,8 +33,8 @@ Parts:
    and 100,000): seconds per 10,000 jobs, the driver's peak RSS, resume's scan,
    compaction and aggregate after it (``benchmarks.bench_driver``); and the driver's
    own bookkeeping, each job replaced by writing a 10-byte file, at ``--bookkeeping-jobs``
-   (default 1,000,000: ``benchmarks.bench_bookkeeping``). Not in the default run: about
-   20 minutes here.
+   (default 1,000,000: ``benchmarks.bench_bookkeeping``). Not in the default run
+   (``--only driver`` runs it).
 
 ``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
 """

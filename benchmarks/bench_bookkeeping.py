@@ -1,4 +1,4 @@
-"""The driver's own bookkeeping at a million jobs, measured rather than extrapolated (#20):
+"""The driver's own bookkeeping at a million jobs, measured rather than extrapolated:
 what ``fbench sweep`` does per job besides running it, with the job itself replaced.
 
 The sweep is the real one (``runner.sweep``: expand, plan, ``sweep.json``, the

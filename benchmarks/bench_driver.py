@@ -1,4 +1,4 @@
-"""The driver at scale (#20): a sweep of N trivial jobs end to end, where what costs is
+"""The driver at scale: a sweep of N trivial jobs end to end, where what costs is
 fbench's own work per job (expand, plan, schedule, track, write), not the jobs'.
 
 The job: ``benchmarks.driver_plugin:Noop`` (a memory that keeps nothing) on

@@ -2,9 +2,8 @@
 
 Targets on this 2-core machine, measured after a first warm-up job (the warm-up:
 imports, weight loading, reported separately): a 3,000-turn ``contradiction`` job
-<= 0.25 s and a 365-day ``lifecycle`` job <= 0.5 s, for every policy (more than an
-order of magnitude under the Forgetting-Bench seed's 5-7 s a job: docs/reference.md,
-"Costs and performance targets").
+<= 0.25 s and a 365-day ``lifecycle`` job <= 0.5 s, for every policy (docs/reference.md,
+"Costs and performance targets", sets them against the seed's own cost).
 Usage: ``python benchmarks/bench_run.py [--workload lifecycle] [--repeats 5]``.
 """
 

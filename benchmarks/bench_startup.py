@@ -3,9 +3,9 @@ policies`` and of ``fbench run`` on a one-turn job (its job is a few millisecond
 the process is its start-up: imports, plugin discovery, the spec, the store), median
 of ``--repeats`` fresh processes each, and the heavy modules each one imported.
 
-Targets (the speed issue): ``fbench run``'s start-up <= 1 s and ``fbench list``
-<= 0.5 s, with torch, Ray, matplotlib and the incumbents imported only by the commands
-that use them (neither of these does).
+Targets: ``fbench run``'s start-up <= 1 s and ``fbench list`` <= 0.5 s, with torch,
+Ray, matplotlib and the incumbents imported only by the commands that use them (neither
+of these does).
 Usage: ``python -m benchmarks.bench_startup [--repeats 5]``.
 """
 

@@ -10,7 +10,7 @@ counts, so a line is a claim). From the shards: the mean and the per-workload me
 a job's ``wall_s``, and the sweep's efficiency, the jobs' summed seconds over (wall x
 CPUs), measured and, at 50 seeds, estimated from the fit.
 
-Targets (the speed issue): 50 seeds <= 10 minutes on 2 cores; mean job <= 0.25 s; no
+Targets: 50 seeds <= 10 minutes on 2 cores; mean job <= 0.25 s; no
 workload's median job > 0.6 s; efficiency >= 0.85.
 Usage: ``python -m benchmarks.bench_sweep [--seeds 2,4,6] [--full]`` (``--full`` also
 runs 50 seeds, about as long as it predicts).

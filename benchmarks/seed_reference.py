@@ -4,10 +4,10 @@ exactly" and "Its memory and scoring") and nothing else.
 
 It is the baseline ``benchmarks/bench_seed.py`` times fbench against: the same
 3,000-turn job, in the same process, in plain Python with no numpy. The seed's own code
-is about 2x slower than this (it re-embeds and re-sorts more), so a ratio against this
-baseline understates fbench's speed-up over the seed. ``tests/test_seed_reference.py``
-checks it reproduces the seed's published seed-0 table, so the baseline is the seed's
-job and not an easier one.
+re-embeds and re-sorts more than this (about twice the time: docs/reference.md, "Costs
+and performance targets"), so a ratio against this baseline understates fbench's lead
+over the seed. ``tests/test_seed_reference.py`` checks it reproduces the seed's
+published seed-0 table, so the baseline is the seed's job and not an easier one.
 
 Usage: ``python -m benchmarks.seed_reference [--seed 0] [--policy ebbinghaus]``.
 """

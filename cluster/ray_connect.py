@@ -49,9 +49,8 @@ def _loopback_node() -> Iterator[None]:
 def start_local_ray(num_cpus: int | None = None) -> bool:
     """Start the embedded single-node Ray on loopback; False if Ray was already up.
 
-    Its workers run at normal priority (Ray nices them to 15 by default), like the inline
-    executor: on a busy machine niced workers got a fraction of a core and the sweep ran
-    slower than inline."""
+    Its workers run at normal priority, like the inline executor (Ray nices them to 15
+    by default, which on a busy machine leaves them a fraction of a core)."""
     import ray
 
     if ray.is_initialized():

@@ -1,15 +1,14 @@
 """A worker's garbage collector, for a process that runs job after job.
 
 A finished job is freed by reference counting (``tests/test_streaming.py`` checks that it
-leaves nothing to the cyclic collector), yet CPython's collector still walks what a worker
-holds between jobs (its kept streams, the relevance table, every imported module) in each
-full collection, and the young objects every 700 allocations: on 144 mixed jobs in one
-process, 1.7 s of 32 s went to collections. So before each batch ``before_batch`` freezes
-what the worker holds (``gc.freeze``: out of the collector's walks, still freed by
-reference counting) and the young generation is collected every ``YOUNG`` allocations
-(0.1 s on the same jobs); every ``THAW_EVERY`` batches everything is thawed and collected
-once, so a cycle that did slip through is freed all the same. Only when memory is
-reclaimed changes, never a job's numbers.
+leaves nothing to the cyclic collector), yet CPython's collector would still walk what a
+worker holds between jobs (its kept streams, the relevance table, every imported module)
+in each full collection, and the young objects every 700 allocations. So before each
+batch ``before_batch`` freezes what the worker holds (``gc.freeze``: out of the
+collector's walks, still freed by reference counting) and the young generation is
+collected every ``YOUNG`` allocations; every ``THAW_EVERY`` batches everything is thawed
+and collected once, so a cycle that slips through is freed all the same. Only when
+memory is reclaimed changes, never a job's numbers.
 """
 
 from __future__ import annotations

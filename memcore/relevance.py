@@ -15,8 +15,8 @@ through growth, compaction, eviction and a lost log.
 
 For sparse queries only, of the stores whose relevance is not looked up by text
 (``memcore.relevance_table``: a sparse embedder other than hashing, or a store with more
-distinct texts than that table keeps); a dense embedder's query is one BLAS product, as
-before. The kept values fit a budget of floats; a store too large to keep ``MIN_TEXTS``
+distinct texts than that table keeps); a dense embedder's query is one BLAS product.
+The kept values fit a budget of floats; a store too large to keep ``MIN_TEXTS``
 texts keeps none (each query sums afresh).
 """
 

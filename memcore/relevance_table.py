@@ -13,7 +13,7 @@ Every number is the one ``Columns.dot`` gives its row: a text's terms are summed
 the dimensions where the question is zero add +0.0, which changes no sum (the
 embedder's values are non-negative, so no sum is -0.0). ``tests/test_relevance.py``
 checks this against fresh sums. Only questions that ``Ranker`` sums sparsely (at most
-``SPARSE_DIMS`` dimensions) use it; a denser one is one BLAS product, as before.
+``SPARSE_DIMS`` dimensions) use it; a denser one is one BLAS product.
 
 Bounded: past ``MAX_TEXTS`` ids or ``MAX_FLOATS`` kept relevances the table starts over
 (a new ``generation``: when a text is added, or before a store asks, never between two

@@ -138,8 +138,7 @@ class Ranker:
     def scores(self, cols: Columns, policy: Policy, now: int,
                relevance: np.ndarray) -> np.ndarray:
         """Retrieval score of rows ``[0, n)`` (dead rows get -inf), into a scratch buffer
-        the next call overwrites (the hot path: no allocation per query; the same
-        operations in the same order as ever)."""
+        the next call overwrites (the hot path: no allocation per query)."""
         score = self._scratch_of(cols)
         # (w_rec·recency + w_imp·importance) + w_rel·relevance, the first two kept
         np.multiply(relevance, self._w[2], out=score)
@@ -252,9 +251,8 @@ class Ranker:
     def top_k(self, score: np.ndarray, k: int, live: np.ndarray | None = None) -> np.ndarray:
         """The rows of the ``k`` highest scores (``0 < k`` <= live rows), best first, a tie
         going to the newer row. ``live`` (a mask of the rows, given when some are dead:
-        their score is -inf) keeps the dead rows out of the partition: numpy's
-        introselect slows down on many equal values (a store of 100 live entries among
-        1,000 dead rows: 4 ms a partition instead of 0.1). A first floor is the least
+        their score is -inf) keeps the dead rows out of the partition, since numpy's
+        introselect slows down on many equal values. A first floor is the least
         k-th best score of the last answers: any floor that k rows reach holds the top k,
         whatever its value (one too low or too high only costs a pass)."""
         n = len(score)

@@ -54,8 +54,8 @@ def _coverage(x: np.ndarray, truth: float, interval: Callable[[np.ndarray], tupl
 @pytest.mark.parametrize("n", NS)
 @pytest.mark.parametrize("shape", sorted(MEANS))
 def test_mean_interval_covers(shape: str, n: int) -> None:
-    """Prevents a too-narrow interval of a cell's mean (the percentile bootstrap this
-    replaced missed the true mean 16% of the time at n = 5): coverage in [93.5, 96.5]%."""
+    """Prevents a too-narrow interval of a cell's mean (a percentile bootstrap misses the
+    true mean far more than 5% of the time at n = 5): coverage in [93.5, 96.5]%."""
     draw, truth = MEANS[shape]
     x = draw(np.random.default_rng(stats.key_seed("mean", shape, n)), (REPS, n))
 

@@ -57,11 +57,10 @@ class ForgetNet(nn.Module):
     first as one broadcast multiply-add per feature (there are 4), the second as
     one matrix-vector product per output. On CPU a matrix product enters an
     OpenMP parallel region even for a handful of rows, and with more than one
-    torch thread on a busy machine every such region can stall for milliseconds
-    (measured: a 3,000-turn job went from ~1 s to ~47 s). Matrix-vector products
-    and elementwise ops below torch's grain size run inline, so ``predict`` feeds
-    at most ``rows_per_op`` rows per op: inference never waits on another thread
-    and gives the same numbers whatever the thread count.
+    torch thread on a busy machine such a region waits for a core. Matrix-vector
+    products and elementwise ops below torch's grain size run inline, so ``predict``
+    feeds at most ``rows_per_op`` rows per op: inference never waits on another
+    thread and gives the same numbers whatever the thread count.
     """
 
     GRAIN = 32768  # torch's intra-op grain size: smaller elementwise ops run inline

@@ -16,10 +16,9 @@ Ages at or past ``AGE_CAP``, or more than ``MAX_IMPORTANCES`` distinct importanc
 fall back to the direct forward pass.
 
 Both run on one torch thread. The table's elementwise ops (the sigmoid over every
-combination and age) are far above torch's grain size, so with more threads they
-enter an OpenMP region: on a busy machine (the inline executor beside another
-process) a job waited seconds on it, and a split over threads could move the
-boundaries the vectorized kernel works in.
+combination and age) are far above torch's grain size, so with more threads they would
+enter an OpenMP region, which on a busy machine waits for a core another process holds,
+and a split over threads could move the boundaries the vectorized kernel works in.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ library named by ``FBENCH_LIBFAKETIME``) with its time read from a file on every
 timeouts and waits behave. Its ``getrandom()`` is seeded too (``FAKERANDOM_SEED``): one
 fixed sequence of bytes, so a library that draws its own entropy on one thread
 (YantrikDB's HNSW levels and uuid7 record ids) draws the same in every run. Threads that
-draw concurrently still split the sequence in scheduler order (aura-memory's did).
+draw concurrently still split the sequence in scheduler order (aura-memory's do:
+docs/incumbents.md, "Not scored yet").
 Before each call the parent writes the simulated time to the file, so the library sees
 exactly the clock the harness gives it, whatever the real time and whichever machine runs
 the job. Calls are ``(method, args, kwargs)`` over a pipe; the object is built in the
@@ -136,8 +137,8 @@ def _serve(fd: int, factory: str) -> None:
         except EOFError:  # the parent is gone
             return
         if msg is None:  # done: release the object (its finalizers run), then exit
-            # without the interpreter's teardown (torch and a library loaded make it
-            # seconds of CPU after every job)
+            # without the interpreter's teardown (costly with torch and a library
+            # loaded, and nothing the parent needs)
             del obj
             gc.collect()
             sys.stdout.flush()

@@ -10,23 +10,22 @@ its uuid7 record ids, and has no clock to inject).
   metadata={"fbench_obs": id}, created_at}])``, one record at a time; its vectors are
   fbench's (``embedder``: hashing or MiniLM, computed in the engine's process), so no
   model is ever fetched. Not ``record()``: it leaves what a record derives (entities,
-  edges, term statistics) to two background materializer threads, so a query that came
-  before they finished scored differently (measured: 2 of about 600 runs of the
-  contract's streams under load); ``record_batch`` derives them before it returns, and
-  gave the same hits and scores as ``record()`` once its threads had finished.
+  edges, term statistics) to two background materializer threads, so a query's scores
+  would depend on whether they had finished; ``record_batch`` derives them before it
+  returns (the same hits and scores as ``record()`` once its threads have finished).
 - **Query** → ``query(query, embedding=…, top_k=k)``, its query builder over its recall:
   its own composite score (similarity, decay, recency, importance) and reinforcement.
-  Not ``recall()``: its extra fallbacks (the cold tier by keyword among them) made the
-  same stream recall differently from run to run, with or without reinforcement
-  (measured on one stream: 6 of 7 runs differed; with ``query()``, none).
+  Not ``recall()``: its extra fallbacks (the cold tier by keyword among them) recall the
+  same stream differently from run to run, with or without reinforcement; ``query()``
+  recalls it the same every run.
 - **Tick** → ``evict(max_active)`` when ``max_active`` > 0 (a bounded store: the
   excess moves to its cold tier, which ``query()`` does not serve: forgotten as
   "evicted"), then ``decay()`` (it reports what has decayed and deletes nothing). Not exercised:
   ``think()`` (consolidation and the rule-based conflict scan): it merges records into
   new ones that no single observation made, which recall then returns.
 - **Index.** Its background compaction of new vectors into the HNSW tier is kept from
-  firing (``NO_BACKGROUND_COMPACTION``): it ran when the machine's load let it, so the
-  same stream recalled differently run to run; every record is searched exactly.
+  firing (``NO_BACKGROUND_COMPACTION``): it runs when the machine's load lets it, so the
+  same stream would recall differently run to run; every record is searched exactly.
 - ``holds`` is what the engine still serves: a record whose consolidation status is
   ``active`` in its hot tier.
 """
@@ -52,7 +51,7 @@ NAME = "yantrikdb"
 EMBEDDER_NAMES = ("hashing", "minilm")
 # Its vector index keeps new records in an exact delta that a background thread
 # compacts into its HNSW tier once 256 are waiting or the oldest has waited 60 real
-# seconds: when that happens depends on the machine's load, and so did recall. Its own
+# seconds: when that happens depends on the machine's load, and so would recall. Its own
 # knobs (YANTRIKDB_DELTA_MAX, YANTRIKDB_MAX_DIRTY_AGE_SECS) put both triggers out of
 # reach of a job, so every record stays in the exact delta.
 NO_BACKGROUND_COMPACTION = {"YANTRIKDB_DELTA_MAX": str(10**9),

@@ -5,14 +5,15 @@
   constant data is that constant exactly.
 - ``t_ci``: the Student-t interval of the mean, ``mean ± t_{n-1, 0.975} · sd / √n``
   (``scipy.stats.t``). A percentile bootstrap over 5–20 seeds is too narrow (it
-  excluded the true mean in 16% of cases at n = 5, 9.5% at n = 10); the t interval
+  misses the true mean in about 16% of cases at n = 5, 9.5% at n = 10); the t interval
   holds its 95% at those n (``tests/test_interval_coverage.py`` simulates normal,
   skewed and bounded data at n = 5, 10, 20 and 50). One seed gives no interval (nan):
   a single run says nothing about the spread; constant data a zero-width one.
 - ``sign_flip_p``: the two-sided p-value of a paired comparison by the sign-flip
   permutation test on the mean delta: every one of the 2^n sign assignments up to
-  ``EXACT_MAX`` = 20 pairs (enumerated by halves, meet in the middle: the same value as
-  ``scipy.stats.permutation_test``, which the tests check, thousands of times faster),
+  ``EXACT_MAX`` = 20 pairs (enumerated by halves, meet in the middle: each half's
+  2^(n/2) sums, one half sorted, instead of 2^n sums; the same value as
+  ``scipy.stats.permutation_test``, which the tests check),
   ``MC_RESAMPLES`` seeded random ones beyond (p = (1 + hits) / (1 + resamples)). At
   n = 5 its smallest p is 1/16 = 0.0625: no comparison of five seeds can reach 0.05.
 - ``mdd``: the minimal detectable paired difference, the exact t-test one: the

@@ -81,8 +81,8 @@ class JobRun:
     def handlers(self) -> dict[type, Callable[[Any], None]]:
         """What each kind of event does, as bound methods in a new dict: a dict held by
         the job's loop, never by the ``JobRun`` (which it would hold in a reference
-        cycle, leaving the job's whole memory to the garbage collector: a cyclic
-        collection of every finished job's store cost a worker about 7% of its time).
+        cycle, leaving the job's whole memory to the cyclic garbage collector instead
+        of reference counting).
         A memory that gives answers as ids is asked a lone question that way too (no
         hit made); one whose ticks change nothing is not told them."""
         memory = self.memory

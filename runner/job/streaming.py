@@ -2,8 +2,7 @@
 per observation and the query-latency summary.
 
 - ``TruthTable``: the true ``(slot, value)`` of every observation, as two int32
-  arrays indexed by observation id (8 bytes an observation) over interned strings,
-  instead of a dict of tuples (~150 bytes an observation).
+  arrays indexed by observation id (8 bytes an observation) over interned strings.
 - ``LatencyStats``: a query's milliseconds summarised in O(1) memory: the exact mean,
   and the 95th percentile from a histogram with bins 1% wide (log-spaced from 1 µs
   to 1,000 s), reported at the bin's geometric middle: within 0.5% of the exact

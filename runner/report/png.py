@@ -16,10 +16,9 @@ PNG_METADATA: dict[str, Any] = {"Software": None}  # no Software tag: the same b
 
 
 def save_png(fig: Figure, path: Path) -> None:
-    """The figure as a 256-colour palette PNG (Pillow's fast octree, no dithering: about
-    a quarter of the RGBA file's bytes, the same picture to the eye, RESULTS.html embeds
-    every plot; a twelfth of median cut's time, which took 3 of a report's 20 s, with
-    files a quarter smaller), written atomically."""
+    """The figure as a 256-colour palette PNG (Pillow's fast octree, no dithering: a
+    fraction of the RGBA file's bytes, the same picture to the eye, since RESULTS.html
+    embeds every plot), written atomically."""
     from PIL import Image
 
     path.parent.mkdir(parents=True, exist_ok=True)

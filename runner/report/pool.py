@@ -2,8 +2,8 @@
 share them.
 
 A report's figures are independent (each a function of the tables and its own file),
-and matplotlib draws one on one core: the 28 figures of the default sweep took 15 of
-its report's 20 seconds, the sweep's workers idle. ``share`` hands them out from both
+and matplotlib draws one on one core, so most of a report's time is its figures.
+``share`` hands them out from both
 ends of the list, helpers from the front and this process from the back, so neither
 waits on the other; a helper's start-up (a fresh interpreter importing matplotlib, about
 as long as two figures) is paid only when there are enough figures

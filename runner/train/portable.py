@@ -11,7 +11,7 @@ kernels. Three things pin every numeric path training takes:
   round differently), one thread everywhere, MKL and oneDNN pinned to their
   conditional-reproducibility / lowest ISA modes. oneDNN is off the path; MKL is
   not: torch's CPU ``sqrt`` (in ``ATEN_OPS``, used by Adam and L-BFGS) runs on MKL
-  VML, whose bits move with ``MKL_CBWR`` (measured 2026-12-02; see the stop note).
+  VML, whose bits move with ``MKL_CBWR``.
 * ``PortableMath``, a dispatch mode active for the whole of training (forward,
   backward and optimizer): BLAS products (``mm``, ``addmm``, ``mv``, ``addmv``,
   ``dot``), whose MKL kernels depend on the CPU model, are computed as a

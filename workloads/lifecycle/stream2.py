@@ -10,7 +10,7 @@ and forgetting choices matter (``LifecycleParams2``):
   top k.
 - **Oblique questions** (``p_oblique`` of the questions): "Remind me, what drink for
   Priya?" names the subject and one word of the attribute's phrase only, so the
-  fact's own capture no longer stands out from the mentions and the clutter.
+  fact's own capture does not stand out from the mentions and the clutter.
 - **Rarely asked facts** (``rare_share`` of the durable facts, asked with weight
   ``rare_weight`` against 1): access signals (recency of use, frequency) mislead about
   what is still needed.

@@ -1,6 +1,6 @@
 """The lifecycle workloads of version 1 (retired: ``lifecycle@1`` and the variants'
 ``@1`` names): the shared ``Workload`` body and one named preset (a ``Params`` subclass
-and a description) per variant. Their streams are what they always were."""
+and a description) per variant. A retired version's streams never change."""
 
 from __future__ import annotations
 
