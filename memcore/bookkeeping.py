@@ -6,6 +6,14 @@ budget, removal on the caller's decision, and the one removal path every removal
 through: it checks a hook's removals, writes them to the forget log (and the backend),
 and compacts the columns when enough rows are dead. The read side (``retrieve``) is
 ``memcore.store``'s, durability (``open`` / ``close``) ``memcore.durable``'s.
+
+An add reads its text's entry, what it is whatever its time (``KnownTexts``): its
+vector, the vector's non-zero dimensions, its importance and its token count. Texts
+recur, within a store and across the stores of a worker's jobs, so a store keeps each
+text's entry, and the process keeps the last store's: valid for another store while its
+vector is the one that store's embedder hands out (the same read-only vector object:
+``memcore.embed``). Nothing is kept for an embedder that hands out a writeable vector of
+its own each time.
 """
 
 from __future__ import annotations
@@ -16,15 +24,48 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from memcore.backends import Backend, make_backend
-from memcore.columns import Columns
+from memcore.columns import Columns, Sparse
 from memcore.embed import Embedder
 from memcore.extract.base import Extractor
 from memcore.forget_log import ForgetLog, as_int64, make_batch
-from memcore.known_texts import KnownTexts
+from memcore.importance import text_cost
 from memcore.params import StoreParams
 from memcore.policies.base import Policy, Removal, Removals
 from memcore.relevance_table import relevance_table
 from memcore.text import parse_tags
+
+Known = tuple[np.ndarray, Sparse | None, float, int]  # vector, its sparse form, imp., tokens
+
+_PROCESS: dict[str, Known] = {}  # the last store's entry of each text
+
+
+class KnownTexts:
+    """A store's entries of the texts it has met (``kept``, dropped wholesale past
+    ``limit``), and ``know`` for a text it has not."""
+
+    LIMIT = 4096  # texts whose entry is kept, by a store and by the process
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.kept: dict[str, Known] = {}
+        self.limit = self.LIMIT
+
+    def know(self, text: str, cols: Columns) -> Known:
+        """``text``'s entry (its sparse form as ``cols`` makes it), kept when its vector
+        is read-only."""
+        vec = self.embedder.embed(text)
+        if vec.flags.writeable:  # (a vector of its own each time: nothing kept)
+            return vec, None, *text_cost(text)
+        known = _PROCESS.get(text)  # (another store's, of the same vector: the same)
+        if known is None or known[0] is not vec:
+            known = vec, cols.sparse_of(vec), *text_cost(text)
+            if len(_PROCESS) >= self.limit:
+                _PROCESS.clear()
+            _PROCESS[text] = known
+        if len(self.kept) >= self.limit:
+            self.kept.clear()
+        self.kept[text] = known
+        return known
 
 
 class Bookkeeping:

@@ -342,7 +342,7 @@ def test_run_tracks_the_current_run_of_a_value() -> None:
     """Guards against the harness passing the wrong ``since``: after austin, boston, then
     austin again, the first austin is correct (recall_at_k) but not current
     (recall_current_at_k); asked before the change it was both."""
-    from runner.job.state import JobRun
+    from runner.job.run import JobRun
     from workloads import ObserveTruth, QueryTruth
 
     def obs(t: int, value: str) -> Observe:

@@ -24,7 +24,7 @@ from runner.results.aggregate import aggregate, read_summary
 from runner.results.comparisons import COMPARISONS, adjust, verdict
 from runner.results.pairing import Baselines, is_default_variant
 from runner.results.shard import compared_metrics
-from runner.spec.axes import OWN
+from runner.spec.params import OWN
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,12 +12,9 @@ from memcore.columns import Columns
 from memcore.embed import HashingEmbedder
 from memcore.policies.base import Policy, Removal
 from memcore.relevance import KeptRelevance
-from memcore.retrieval import Ranker
-from memcore.score_base import ScoreBase
+from memcore.retrieval import Ranker, ScoreBase
 from runner.job import run as run_module
-from runner.job import state as state_module
-from runner.job.run import run_job
-from runner.job.state import JobRun
+from runner.job.run import JobRun, run_job
 from runner.spec.resolve import make_spec
 
 WORDS = [f"w{i}" for i in range(400)]
@@ -409,7 +406,6 @@ def test_a_batched_job_equals_the_one_by_one_job(workload: str, policy: str,
     # no memory offers a batch capability now: every question is asked alone, as hits
     monkeypatch.setattr(run_module, "AnswersAsIds", _Never)
     monkeypatch.setattr(run_module, "AnswersInBatches", _Never)
-    monkeypatch.setattr(state_module, "AnswersAsIds", _Never)
     alone = run()
     assert len(batched[0]) > 500 and batched[2] > 50 and alone[2] == 0
     assert batched[:2] == alone[:2]

@@ -128,10 +128,10 @@ class _WriteableEmbedder(HashingEmbedder):
 
 
 def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
-    """Prevents the per-text entries a store keeps (``memcore.known_texts``) from giving an
-    entry another vector, importance or token count than a store that knows nothing:
-    the same stream through stores that keep every text, almost none, and an embedder
-    whose vectors are never kept, gives the same columns and answers."""
+    """Prevents the per-text entries a store keeps (``memcore.bookkeeping.KnownTexts``)
+    from giving an entry another vector, importance or token count than a store that
+    knows nothing: the same stream through stores that keep every text, almost none, and
+    an embedder whose vectors are never kept, gives the same columns and answers."""
     from workloads import WORKLOADS
 
     w = WORKLOADS["contradiction"]
@@ -149,13 +149,13 @@ def test_entries_of_a_known_text_are_the_entries_made_anew() -> None:
                         run(4096, _WriteableEmbedder()))
     assert kept[:4] == few[:4] == never[:4]
     assert kept[4][0] > 100 and few[4][0] <= 2 and never[4] == [0]
-    # the process keeps the last store's entries of each text (``known_texts._PROCESS``):
+    # the process keeps the last store's entries of each text (``bookkeeping._PROCESS``):
     # a store whose embedder gives other vectors (another dimension) must not take them
-    from memcore import known_texts
+    from memcore import bookkeeping
 
-    assert len(known_texts._PROCESS) > 100
+    assert len(bookkeeping._PROCESS) > 100
     other_dim = run(4096, HashingEmbedder(dim=256))
-    known_texts._PROCESS.clear()
+    bookkeeping._PROCESS.clear()
     assert run(4096, HashingEmbedder(dim=256))[:4] == other_dim[:4]
     assert other_dim[3] != kept[3]
 

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memcore.columns import Columns
-from memcore.rows_kept import RowsKept
+from memcore.columns import Columns, RowsKept
 
 if TYPE_CHECKING:  # (torch is imported with the table, on a policy's first use)
     from memcore.learned.forget_table import ForgetTable

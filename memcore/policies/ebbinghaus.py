@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memcore.columns import Columns
+from memcore.columns import Columns, RowsKept
 from memcore.policies.base import Policy, Removal, make_removal, register_policy
 from memcore.policies.due import DueSchedule, early
-from memcore.rows_kept import RowsKept
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ import numpy as np
 
 from fbench.registry import Registry
 from memcore.policies import POLICIES, NoParams, Policy
-from runner.spec.axes import OWN
+from runner.spec.params import OWN
 
 if TYPE_CHECKING:  # `fbench list policies` starts without the workloads
     from workloads import Vocabulary

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from runner.errors import FbenchError
 from runner.metrics import Metric
-from runner.spec.axes import OWN
+from runner.spec.params import OWN
 
 Cell = tuple[str, int, int, str, str]
 

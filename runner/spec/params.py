@@ -20,6 +20,7 @@ from runner.errors import FbenchError
 
 Scalar = bool | int | float | str
 NAMESPACES = ("policy", "workload", "store")
+OWN = "own"  # a memory's embedder when it ranks by its own means (no shared embedder)
 _MISSING = object()
 
 

@@ -1,6 +1,8 @@
 """A sweep's spec from what the user gave: comma-separated CLI flags, ``--param`` grid
 axes and ``sweep.toml``, each problem a one-line ``FbenchError`` (the spec and its
-expansion into jobs: ``runner.sweep.expand``)."""
+expansion into jobs: ``runner.sweep.expand``). A config's declared primary family
+(``compare``: pairs of variant labels, and ``primary_metrics``) is validated here too
+(``runner.results.comparisons`` reads it back)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from runner.errors import FbenchError
+from runner.errors import FbenchError, lookup
 from runner.spec.params import Scalar
 from runner.sweep.expand import SweepSpec
-from runner.sweep.family import compare_pairs, primary_metrics
 
 
 def parse_list(text: str | None, what: str) -> tuple[str, ...]:
@@ -82,6 +83,31 @@ def _as_list(value: Any, key: str) -> list[Any]:
     if isinstance(value, int | float | bool):
         return [value]
     raise FbenchError(f"config key {key!r} must be a list or a comma-separated string")
+
+
+def compare_pairs(value: Any) -> tuple[tuple[str, str], ...]:
+    """``compare = [["ebbinghaus", "last_write_wins"], ...]``: pairs of variant labels."""
+    if not isinstance(value, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in value):
+        raise FbenchError('config key \'compare\' must be a list of pairs of policies, e.g. '
+                          'compare = [["ebbinghaus", "last_write_wins"]]')
+    return tuple((str(a).strip(), str(b).strip()) for a, b in value)
+
+
+def primary_metrics(value: Any) -> tuple[str, ...]:
+    """``primary_metrics = [...]``: metrics with a better direction (timing ones are not)."""
+    from runner.metrics import METRICS
+
+    items = ([x.strip() for x in value.split(",") if x.strip()] if isinstance(value, str)
+             else value if isinstance(value, list) else [value])
+    names = tuple(str(x) for x in items)
+    for name in names:
+        metric = lookup(METRICS, name, "metric")
+        if metric.direction == "none" or metric.timing:
+            raise FbenchError(f"primary metric {name!r} has no better direction; choose a "
+                              "metric marked ↑ or ↓ in `fbench list metrics`")
+    return names
 
 
 def spec_from_config(data: dict[str, Any]) -> dict[str, Any]:
