@@ -128,11 +128,13 @@ class _Scan:
             conditions.append(~ds.field("job_id").isin(drop))
         where = functools.reduce(operator.and_, conditions) if conditions else None
         table = dataset.replace_schema(schema).to_table(columns=read, filter=where)
+        # (one chunk per batch: a chunk per file would hold its arrays' overhead per column)
         if not _none(self.want[0]):
             self.final.append(table.filter(pc.field("is_final")).select(
-                list(dict.fromkeys([*final, *ROW_ORDER]))))
+                list(dict.fromkeys([*final, *ROW_ORDER]))).combine_chunks())
         if not _none(self.want[1]):
-            self.every.append(table.select(list(dict.fromkeys([*every, *ROW_ORDER]))))
+            self.every.append(table.select(list(dict.fromkeys([*every, *ROW_ORDER])))
+                              .combine_chunks())
 
 
 def _joined(tables: list[pa.Table], schema: pa.Schema, want: Sequence[str] | None,
