@@ -139,3 +139,13 @@ def test_batched_columns_equal_one_column_at_a_time() -> None:
         assert _same(deltas[j], stats.paired(x[:, j], b[:, j], direction, "cell vs base"))
     assert sums[2].mean == 0.1 and (sums[2].ci_low, sums[2].ci_high) == (0.1, 0.1)
     assert sums[3].n == 10
+
+
+def test_sign_flip_p_does_not_depend_on_how_many_signs_are_drawn_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents bounding the memory of the random sign vectors (drawn a few rows at a time
+    for thousands of seeds) from changing a p-value: the draws come in the same order."""
+    d = np.random.default_rng(3).normal(0.02, 1.0, 900)
+    whole = stats.sign_flip_p(d, "draws")
+    monkeypatch.setattr(stats, "SIGNS_PER_DRAW", 900 * 7)
+    assert stats.sign_flip_p(d, "draws") == whole

@@ -41,6 +41,7 @@ ALPHA = 0.05
 POWER = 0.8
 EXACT_MAX = 20
 MC_RESAMPLES = 20_000
+SIGNS_PER_DRAW = 1 << 22  # random signs drawn at once: memory bounded whatever the seeds
 SMALL_N = 10  # below this many seeds the report warns: intervals wide, tests weak
 
 CI_METHOD = f"{LEVEL:.0%} Student-t interval over seeds (mean ± t(n−1) · sd / √n)"
@@ -150,8 +151,9 @@ def sign_flip_p(delta: np.ndarray, key: str = "") -> float:
         return min(1.0, hits / 2.0**n)
     rng = np.random.default_rng(key_seed("sign-flip", key))
     hits = 0
-    for start in range(0, MC_RESAMPLES, 5000):
-        size = min(5000, MC_RESAMPLES - start)
+    rows = max(1, min(5000, SIGNS_PER_DRAW // n))  # (the draws' order is the same at any size)
+    for start in range(0, MC_RESAMPLES, rows):
+        size = min(rows, MC_RESAMPLES - start)
         signs = rng.integers(0, 2, size=(size, n)) * 2 - 1
         hits += int(np.sum(np.abs(signs @ d) >= obs - tol))
     return (1 + hits) / (1 + MC_RESAMPLES)
