@@ -20,6 +20,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -153,7 +154,9 @@ def _joined(tables: list[pa.Table], schema: pa.Schema, want: Sequence[str] | Non
     table = pa.concat_tables([conform(t, target) for t in tables]) if tables \
         else target.empty_table()
     order = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in ROW_ORDER])
-    return table.take(order).select(names)
+    if not np.array_equal(order.to_numpy(), np.arange(table.num_rows)):
+        table = table.take(order)  # (shards alone come in order: no copy)
+    return table.select(names)
 
 
 def _check_files(dataset: ds.Dataset, shards: bool, named: dict[str, Loc]) -> set[str]:
