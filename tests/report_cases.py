@@ -21,6 +21,7 @@ SWEEPS = ("seeds", "frontier", "scaling")
 # calibration (made by `fbench calibrate`, 3 seeds) is its Headroom section.
 REPORTS = {"seeds": ((), False), "frontier": ((), False), "scaling": (("frontier",), True)}
 _DATA_URI = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
+_STYLE_OR_SCRIPT = re.compile(r"<(style|script)>.*?</\1>", re.DOTALL)
 
 
 def _fbench(*args: str) -> None:
@@ -82,8 +83,10 @@ def build(root: Path) -> None:
 
 
 def page_text(html: str) -> str:
-    """The HTML page with each embedded PNG's bytes left out (a plot's pixels are the
-    plotting library's; the page around them is fbench's)."""
+    """The HTML page's content: each embedded PNG's bytes left out (a plot's pixels are
+    the plotting library's), and the page's style sheet and script (the same on every
+    page: ``runner.report.html``'s)."""
+    html = _STYLE_OR_SCRIPT.sub(lambda m: f"<{m.group(1)}>…</{m.group(1)}>", html)
     return _DATA_URI.sub("data:image/png;base64,…", html)
 
 
