@@ -186,6 +186,8 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: b
     """
     out = location(out)
     stamps = Layout(out).stamps()
+    shards, n_shards = fingerprint(stamps), len(stamps)
+    del stamps  # (one object per job: not held while the rows are read)
     if final is None:
         final = load_shards(out, final_only=True, skip=UNUSED)
     policies = sorted(set(pc.unique(final.column("policy")).to_pylist()))
@@ -198,9 +200,9 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: b
         "fbench.ci_method": stats.CI_METHOD,
         "fbench.test_method": stats.TEST_METHOD,
         "fbench.level": str(stats.LEVEL),
-        "fbench.shards": fingerprint(stamps),
+        "fbench.shards": shards,
         "fbench.family": json.dumps(sweep_family(out)),
-        "fbench.n_shards": str(len(stamps)),
+        "fbench.n_shards": str(n_shards),
     }
     table = pa.table(_summary_rows(seeds, baseline), schema=SUMMARY_SCHEMA.with_metadata(meta))
     from runner.results import comparisons as cmp
