@@ -197,6 +197,8 @@ def _child(argv: list[str], code: Path, cwd: Path, log: Path,
     seconds, CPU seconds (user + system, every thread) and peak RSS (MB, ``ru_maxrss``),
     of that child alone (``os.wait4``). A child whose RSS passes ``cap_mb`` (polled every
     0.1 s) is killed: ``killed`` is true and its figures are lower bounds."""
+    if not (code / "runner" / "__init__.py").is_file():  # else the installed tree would run
+        raise SystemExit(f"{code} has no runner package: give --code an fbench checkout")
     env = dict(os.environ, PYTHONPATH=str(code))
     killed = False
     with log.open("w") as out:
