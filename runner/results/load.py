@@ -9,7 +9,8 @@ column no installed metric declares (a plugin's, uninstalled since: reading it w
 schema would drop it), is an error that names the file.
 
 The files are scanned ``FILES_PER_SCAN`` at a time, each batch its own dataset, so that
-memory holds the rows kept plus one batch's footers, however many files a sweep has.
+the scan holds one batch's footers and decoded pages besides the rows kept (the listing
+of the files, ``runner.results.layout``, is one entry per file).
 """
 
 from __future__ import annotations
