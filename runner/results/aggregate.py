@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,7 @@ from runner.analysis import stats
 from runner.errors import FbenchError
 from runner.metrics.declare import Metric
 from runner.results.atomic import write_parquet
-from runner.results.layout import Layout, Stamp
+from runner.results.layout import LIST_CHUNK, Layout
 from runner.results.load import load_shards
 from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported)
     Baselines,
@@ -94,12 +93,15 @@ PAIRED_COLUMNS = SUMMARY_SCHEMA.names[SUMMARY_SCHEMA.get_field_index("baseline")
 Cell = tuple[str, int, int, str, str]
 
 
-def fingerprint(stamps: Sequence[Stamp]) -> str:
+def fingerprint(stamps: pa.Table) -> str:
     """What the summary was computed from: every job's shard (relative path and size) as
-    the sweep wrote it, so compacting the shards leaves the fingerprint unchanged."""
+    the sweep wrote it, so compacting the shards leaves the fingerprint unchanged.
+    ``stamps``: ``Layout.stamps()``, in path order."""
     h = hashlib.sha256()
-    for s in sorted(stamps, key=Stamp.sort_key):
-        h.update(f"{s.shard}\x1f{s.size}\n".encode())
+    for batch in stamps.to_batches(max_chunksize=LIST_CHUNK):
+        shards, sizes = batch.column("shard").to_pylist(), batch.column("size").to_pylist()
+        h.update("".join(f"{s}\x1f{n}\n" for s, n in zip(shards, sizes, strict=True))
+                 .encode())
     return h.hexdigest()
 
 
@@ -186,8 +188,8 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: b
     """
     out = location(out)
     stamps = Layout(out).stamps()
-    shards, n_shards = fingerprint(stamps), len(stamps)
-    del stamps  # (one object per job: not held while the rows are read)
+    shards, n_shards = fingerprint(stamps), stamps.num_rows
+    del stamps
     if final is None:
         final = load_shards(out, final_only=True, skip=UNUSED)
     policies = sorted(set(pc.unique(final.column("policy")).to_pylist()))
@@ -336,8 +338,8 @@ def summary_is_current(out: Loc) -> bool:
 
     if not (out / COMPARISONS).is_file():
         return False
-    made = path.stat().st_mtime_ns
-    return all(s.mtime_ns <= made for s in stamps)
+    newest = pc.max(stamps.column("mtime_ns")).as_py()
+    return newest is None or newest <= path.stat().st_mtime_ns
 
 
 def read_summary(out: Loc, final: pa.Table | None = None) -> pa.Table:

@@ -206,8 +206,9 @@ class _Plan:
 
     @classmethod
     def of(cls, lay: Layout, out: Loc) -> _Plan:
-        per_job = Counter(path.stem for path in lay.raw_files)
-        shards = [(path.stem, path, Stamp.of(path, out)) for path in lay.raw_files]
+        shards = [(path.stem, path, stamp) for path, stamp in
+                  zip(lay.raw_files, lay.listing.stamp_list(), strict=True)]
+        per_job = Counter(job for job, _, _ in shards)
         leftovers = _leftovers(lay, shards)
         done = {p for _, p, _ in leftovers}
         listed = {part.name for part in lay.parts}

@@ -33,9 +33,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import PurePosixPath
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from runner.errors import FbenchError
 from runner.results.commits import Stamps, fold_commits, read_commits, same_stamp
@@ -61,7 +66,7 @@ PART_NAME = re.compile(r"part-(\d+)\.parquet")
 ROW_ORDER = ("workload", "policy", "job_id", "checkpoint")
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Stamp:
     """A shard as the sweep wrote it: path relative to OUT (posix), size, mtime."""
 
@@ -77,6 +82,77 @@ class Stamp:
     def sort_key(self) -> tuple[str, ...]:
         """Path order (component by component), the order shard files are listed in."""
         return PurePosixPath(self.shard).parts
+
+
+STAMPS = pa.schema([("shard", pa.string()), ("size", pa.int64()), ("mtime_ns", pa.int64())])
+LIST_CHUNK = 1 << 12  # files turned into columns at a time (listing, hashing)
+
+
+def in_path_order(stamps: pa.Table) -> pa.Table:
+    """``stamps`` (``STAMPS``) sorted as ``Stamp.sort_key`` sorts: component by component,
+    which is byte order once each "/" is a NUL (no name holds one, and NUL sorts first)."""
+    key = pc.replace_substring(stamps.column("shard"), "/", "\x00")
+    order = pc.sort_indices(pa.table({"k": key}), sort_keys=[("k", "ascending")])
+    return stamps.take(order)
+
+
+class Listing:
+    """The ``*.parquet`` files below ``OUT/shards`` (names starting with "." skipped:
+    temporaries) in one walk or one remote listing, held as columns, never an object
+    per file: ``stamps`` (``STAMPS``: each file's ``Stamp``, in path order) and each
+    file's job id (its stem, UTF-8) sorted, for lookups."""
+
+    def __init__(self, out: Loc) -> None:
+        self.out = location(out)
+        chunks: list[pa.Table] = []
+        stems: list[np.ndarray] = []
+        found = files_stat(self.out / SHARDS)
+        while batch := list(islice(found, LIST_CHUNK)):
+            kept = [(p, st) for p, st in batch if p.name.endswith(".parquet")]
+            chunks.append(pa.table([
+                pa.array([relative(p, self.out).as_posix() for p, _ in kept], pa.string()),
+                pa.array([st.st_size for _, st in kept], pa.int64()),
+                pa.array([st.st_mtime_ns for _, st in kept], pa.int64())], schema=STAMPS))
+        self.stamps = in_path_order(pa.concat_tables(chunks) if chunks
+                                    else STAMPS.empty_table()).combine_chunks()
+        names = pc.replace_substring_regex(self.stamps.column("shard"), r"^.*/|\.parquet$", "")
+        for start in range(0, len(names), LIST_CHUNK):
+            stems.append(np.array([s.encode() for s in
+                                   names.slice(start, LIST_CHUNK).to_pylist()], dtype=bytes))
+        jobs = np.concatenate(stems) if stems else np.array([], "S1")
+        self._order = np.argsort(jobs, kind="stable")
+        self._jobs = jobs[self._order]
+
+    def __len__(self) -> int:
+        return self.stamps.num_rows
+
+    def locs(self, start: int = 0, stop: int | None = None) -> list[Loc]:
+        """The files ``start:stop`` (in path order)."""
+        names = self.stamps.column("shard").slice(start, None if stop is None
+                                                 else stop - start).to_pylist()
+        return [self.out / name for name in names]
+
+    def stamp(self, i: int) -> Stamp:
+        return self.stamp_list(i, i + 1)[0]
+
+    def stamp_list(self, start: int = 0, stop: int | None = None) -> list[Stamp]:
+        """The files ``start:stop``'s stamps, as objects."""
+        rows = self.stamps.slice(start, None if stop is None else stop - start)
+        return [Stamp(*row) for row in zip(*(rows.column(c).to_pylist() for c in STAMPS.names),
+                                           strict=True)]
+
+    def index(self, job_id: str) -> int | None:
+        """The position (in path order) of a file of ``job_id``, or None."""
+        key = job_id.encode()
+        i = int(np.searchsorted(self._jobs, key))
+        found = i < len(self._jobs) and self._jobs[i] == key
+        return int(self._order[i]) if found else None
+
+    def has(self, job_ids: list[str]) -> np.ndarray:
+        """For each of ``job_ids``, whether a file of that job is listed."""
+        keys = np.array([j.encode() for j in job_ids], dtype=bytes) if job_ids \
+            else np.array([], "S1")
+        return np.isin(keys, self._jobs)
 
 
 @dataclass(frozen=True)
@@ -124,14 +200,6 @@ def index_doc(parts: list[Part]) -> dict[str, object]:
     return {"format": INDEX_FORMAT, "parts": [p.to_dict() for p in parts]}
 
 
-def raw_shards(out: Loc) -> dict[Loc, tuple[int, int]]:
-    """``OUT/shards/**/*.parquet`` -> (size, mtime_ns), sorted by path, skipping names
-    that start with "." (temporaries): one walk, or one listing of a remote OUT."""
-    root = location(out) / SHARDS
-    return {p: (st.st_size, st.st_mtime_ns) for p, st in
-            sorted(files_stat(root), key=lambda f: f[0]) if p.name.endswith(".parquet")}
-
-
 def partition_folders(out: Loc) -> list[str]:
     """The partition folders (``workload=W/policy=P``: ``runner.results.shard.partition``)
     below ``OUT/shards``, sorted."""
@@ -155,32 +223,49 @@ def by_partition(parts: list[Part]) -> dict[str, dict[str, Part]]:
 class Layout:
     """A snapshot of OUT's shards and committed parts, resolved to one source per job
     (what aggregate and compaction read; resume reads OUT as a stream instead:
-    ``runner.sweep.scan``)."""
+    ``runner.sweep.scan``). The shards are a ``Listing``: columns, not an object each."""
 
     def __init__(self, out: Loc) -> None:
         self.out = location(out)
-        self.raw_stat = raw_shards(self.out)
-        self.raw_files = list(self.raw_stat)
-        self.raw: dict[str, Loc] = {p.stem: p for p in self.raw_files}
-        self.committed = read_commits(self.out)
+        self.listing = Listing(self.out)
         self.parts = read_index(self.out)
-        # job -> its part, for jobs without a shard (a shard always wins; see the docstring)
-        self.compacted: dict[str, Part] = {
-            job: part for part in self.parts for job in part.jobs if job not in self.raw}
+        # each part's jobs that have a shard (a shard always wins; see the docstring)
+        self._shadowed = {p.name: self.listing.has(list(p.jobs)) for p in self.parts}
+        self._compacted: dict[str, Part] | None = None
+        self._committed: Stamps | None = None
         self._part_ok: dict[str, bool] = {}
 
     def part_path(self, part: Part) -> Loc:
         return self.out / COMPACTED / part.name
 
     @property
+    def raw_files(self) -> list[Loc]:
+        """Every shard, in path order."""
+        return self.listing.locs()
+
+    @property
+    def compacted(self) -> dict[str, Part]:
+        """job -> its part, for the jobs without a shard."""
+        if self._compacted is None:
+            self._compacted = {job: p for p, job in self._held(shadowed=False)}
+        return self._compacted
+
+    def _held(self, shadowed: bool) -> Iterator[tuple[Part, str]]:
+        """Each part's jobs with a shard (``shadowed``) or without one."""
+        for part in self.parts:
+            for job, has in zip(part.jobs, self._shadowed[part.name], strict=True):
+                if has == shadowed:
+                    yield part, job
+
+    @property
     def live_parts(self) -> list[Part]:
         """Committed parts that still hold at least one job's counted rows."""
-        return [p for p in self.parts if any(j not in self.raw for j in p.jobs)]
+        return [p for p in self.parts if not self._shadowed[p.name].all()]
 
     @property
     def superseded(self) -> set[str]:
         """Jobs with rows in a committed part that a shard overrides."""
-        return {j for p in self.parts for j in p.jobs if j in self.raw}
+        return {job for _, job in self._held(shadowed=True)}
 
     def files(self) -> list[Loc]:
         """Every file holding counted rows: the shards, then the live parts."""
@@ -188,22 +273,30 @@ class Layout:
 
     def sources(self) -> dict[str, Loc]:
         """job_id -> the file its counted rows are in (a shard, or a compacted part)."""
-        return {**{j: self.part_path(p) for j, p in self.compacted.items()}, **self.raw}
+        return {**{j: self.part_path(p) for j, p in self.compacted.items()},
+                **{p.stem: p for p in self.raw_files}}
 
-    def stamps(self) -> list[Stamp]:
-        """One stamp per counted job, in path order: what a summary is computed from."""
-        return sorted([Stamp.of(p, self.out) for p in self.raw_files]
-                      + [p.jobs[j] for j, p in self.compacted.items()],
-                      key=Stamp.sort_key)
+    def stamps(self) -> pa.Table:
+        """One stamp per counted job (``STAMPS``), in path order: what a summary is
+        computed from."""
+        held = [p.jobs[job] for p, job in self._held(shadowed=False)]
+        if not held:
+            return self.listing.stamps
+        return in_path_order(pa.concat_tables([self.listing.stamps, pa.table(
+            [[s.shard for s in held], [s.size for s in held], [s.mtime_ns for s in held]],
+            schema=STAMPS)]))
 
     def is_valid(self, job_id: str) -> bool:
         """The job's counted rows are there and whole (a shard validates, or the part
         holding them reads with exactly the shard schema and the jobs the index names)."""
-        if job_id in self.raw:
-            path = self.raw[job_id]
-            stamp = self.raw_stat[path]
-            return same_stamp(self.committed.get(job_id), stamp, remote=is_remote(path)) \
-                or shard_is_valid(path, job_id)
+        i = self.listing.index(job_id)
+        if i is not None:
+            stamp = self.listing.stamp(i)
+            path = self.out / stamp.shard
+            if self._committed is None:
+                self._committed = read_commits(self.out)
+            return same_stamp(self._committed.get(job_id), (stamp.size, stamp.mtime_ns),
+                              remote=is_remote(path)) or shard_is_valid(path, job_id)
         part = self.compacted.get(job_id)
         return part is not None and self.part_ok(part)  # (a part: read once, so cheap)
 

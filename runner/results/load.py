@@ -9,15 +9,15 @@ column no installed metric declares (a plugin's, uninstalled since: reading it w
 schema would drop it), is an error that names the file.
 
 The files are scanned ``FILES_PER_SCAN`` at a time, each batch its own dataset, so that
-the scan holds one batch's footers and decoded pages besides the rows kept (the listing
-of the files, ``runner.results.layout``, is one entry per file).
+the scan holds one batch's footers and decoded pages besides the rows kept and the
+listing of the files (``runner.results.layout.Listing``: columns, not an object per file).
 """
 
 from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,25 +70,20 @@ def read_rows(out: Loc, final: Sequence[str] | None = None, every: Sequence[str]
     job without a category has nulls in its columns)."""
     out = location(out)
     lay = Layout(out)
-    if not lay.raw_files and not lay.live_parts:
+    if not len(lay.listing) and not lay.live_parts:
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
     scans = [_Scan(final, every, skip, shards) for shards in (True, False)]
     try:
-        for files, drop, scan in ((lay.raw_files, [], scans[0]),
-                                  ([lay.part_path(p) for p in lay.live_parts],
-                                   sorted(lay.superseded), scans[1])):
-            for batch in _batches(files):
-                scan.add(batch, drop)
+        for start in range(0, len(lay.listing), FILES_PER_SCAN):
+            scans[0].add(lay.listing.locs(start, start + FILES_PER_SCAN), [])
+        parts = [lay.part_path(p) for p in lay.live_parts]
+        for start in range(0, len(parts), FILES_PER_SCAN):
+            scans[1].add(parts[start:start + FILES_PER_SCAN], sorted(lay.superseded))
     except (OSError, pa.ArrowException) as exc:
         raise FbenchError(f"cannot read the shards in {out / 'shards'}: {_first(exc)}") from None
     schema = shard_schema(sorted(scans[0].categories | scans[1].categories))
     return Rows(_joined([t for s in scans for t in s.final], schema, final, skip, out),
                 _joined([t for s in scans for t in s.every], schema, every, skip, out))
-
-
-def _batches(files: list[Loc]) -> Iterator[list[Loc]]:
-    for i in range(0, len(files), FILES_PER_SCAN):
-        yield files[i:i + FILES_PER_SCAN]
 
 
 def _none(want: Sequence[str] | None) -> bool:
