@@ -27,6 +27,7 @@ class Outcome:
     table: Any
     error: str | None = None
     stored: tuple[int, int] | None = None
+    samples: Any = None  # the job's evidence, for the driver to write (``runner.job.samples``)
 
 
 TaskFn = Callable[[Sequence[str], str], list[Outcome]]  # (spec JSONs, node id) -> outcomes

@@ -12,7 +12,7 @@ them); a durable backend keeps every record on disk.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -108,14 +108,24 @@ def make_batch(
 One = tuple[int, int, str, float, int, int, int, str, int]
 
 
+def _triples(batch: ForgetBatch | list[One]) -> list[tuple[int, str, float]]:
+    """A removal's ``(obs_id, reason, score)`` per entry."""
+    if isinstance(batch, list):
+        return [(r[1], r[2], r[3]) for r in batch]
+    return [(o, batch.reason, s) for o, s in zip(batch.obs_id.tolist(),
+                                                 batch.score.tolist(), strict=True)]
+
+
 @dataclass(eq=False)
 class ForgetLog:
     """Append-only, columnar (one batch of arrays per applied removal, or the records'
     fields of one: ``add_records``). ``keep``: how many of the newest records to hold
     (at least; whole batches are dropped), ``None`` for all. ``len`` and ``counts`` cover
-    every removal ever logged."""
+    every removal ever logged. ``listener``, when set, is called with each removal's
+    ``(obs_id, reason, score)`` triples as it is logged (a job's evidence)."""
 
     keep: int | None = None
+    listener: Callable[[list[tuple[int, str, float]]], None] | None = None
     _batches: deque[ForgetBatch | list[One]] = field(default_factory=deque)
     _n: int = 0
     _held: int = 0
@@ -135,6 +145,8 @@ class ForgetLog:
         self._n += k
         self._held += k
         self._counts[reason] = self._counts.get(reason, 0) + k
+        if self.listener is not None:
+            self.listener(_triples(batch))
         if self.keep is not None:
             while batches and self._held - len(batches[0]) >= self.keep:
                 self._held -= len(batches.popleft())

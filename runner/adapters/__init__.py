@@ -7,6 +7,7 @@ from runner.adapters.base import (
     OWN,
     AnswersAsIds,
     AnswersInBatches,
+    Deletion,
     Foresees,
     Hit,
     IgnoresTicks,
@@ -15,11 +16,11 @@ from runner.adapters.base import (
     MemoryFactory,
     MemoryKind,
     Prefetches,
+    ReportsDeletions,
     TakesTruthHints,
     register_memory,
 )
 
-__all__ = ["MEMORIES", "OWN", "AnswersAsIds", "AnswersInBatches", "Foresees", "Hit", "IgnoresTicks",
-           "LinksSlots",
-           "MemoryAdapter", "MemoryFactory", "MemoryKind", "Prefetches", "TakesTruthHints",
-           "register_memory"]
+__all__ = ["MEMORIES", "OWN", "AnswersAsIds", "AnswersInBatches", "Deletion", "Foresees", "Hit",
+           "IgnoresTicks", "LinksSlots", "MemoryAdapter", "MemoryFactory", "MemoryKind",
+           "Prefetches", "ReportsDeletions", "TakesTruthHints", "register_memory"]

@@ -14,7 +14,10 @@ capabilities are their own small Protocols, checked with ``isinstance``:
 - ``LinksSlots``: tells which slot its extractor gave an observation (diagnostics);
 - ``TakesTruthHints``: is told each observation's true slot (harness-side
   extractors only: memcore's memory never sees ground truth);
-- ``Foresees``: reads the stream ahead (the oracle only).
+- ``Foresees``: reads the stream ahead (the oracle only);
+- ``ReportsDeletions``: says what it removed, why, and with what score (for a job's
+  evidence, ``runner.job.samples``; without it the harness records only the removals it
+  sees when a slot is asked).
 
 A plugin (an entry point in ``fbench.memories`` or ``fbench.policies``, or a
 ``module:attr`` name) is one of: a ``MemoryFactory`` (a class or callable with an
@@ -150,6 +153,27 @@ class TakesTruthHints(Protocol):
     def hint_truth(self, slot: str | None, seed: int, obs_id: int) -> None:
         """The true slot of the observation about to be observed (harness-side
         extractors only)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """One removal a memory reports: the observation removed, why (a short word of the
+    memory's own: ``capacity``, ``decay``, ``superseded``...), and the score its policy
+    gave the entry when it removed it, where it has one."""
+
+    obs_id: int
+    reason: str
+    score: float | None = None
+
+
+@runtime_checkable
+class ReportsDeletions(Protocol):
+    def deletions(self) -> list[Deletion]:
+        """The removals since the last call, oldest first. The harness calls it only
+        while it records a job's evidence: once before the first event (the memory may
+        start keeping them then), then after each event (a removal is dated by the
+        event it followed)."""
         ...
 
 

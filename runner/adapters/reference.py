@@ -10,7 +10,7 @@ import numpy as np
 
 from memcore import EMBEDDERS, EXTRACTORS, Lexicon, MemoryStore, Policy, StoreParams
 from memcore.embed import BatchEmbedder
-from runner.adapters.base import Hit
+from runner.adapters.base import Deletion, Hit
 from runner.errors import FbenchError, lookup
 from runner.job.extractors import HarnessExtractor  # (importing registers oracle, noisy)
 
@@ -24,6 +24,20 @@ class StoreAdapter:
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
+        self._removed: list[Deletion] | None = None  # kept once ``deletions`` is asked
+
+    def deletions(self) -> list[Deletion]:
+        """``ReportsDeletions``: the store's forget log, every removal as it is logged
+        (from the first call on), its policy's score at removal."""
+        if self._removed is None:
+            self._removed = []
+            self.store.forget_log.listener = self._logged
+        found, self._removed = self._removed, []
+        return found
+
+    def _logged(self, removed: list[tuple[int, str, float]]) -> None:
+        assert self._removed is not None
+        self._removed.extend(Deletion(o, reason, score) for o, reason, score in removed)
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         self.store.add(text, t, obs_id, meta)

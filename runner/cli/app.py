@@ -113,6 +113,10 @@ def sweep(
     report: Annotated[
         bool, typer.Option(help="Aggregate and write OUT/RESULTS.md at the end.")
     ] = True,
+    samples: Annotated[bool, typer.Option(
+        help="Record each job's evidence (every query, every deletion) under OUT/samples, "
+             "for fbench explain and the report's drill-down; resume reruns a done job "
+             "whose evidence is missing.")] = False,
     dry_run: Annotated[
         bool, typer.Option(help="Check everything, print the plan, run and write nothing.")
     ] = False,
@@ -146,6 +150,7 @@ def sweep(
                            else cfg.get("max_in_flight")),
             overwrite=overwrite or cfg.get("overwrite", "failed"),
             shared_out=shared_out,
+            samples=samples or bool(cfg.get("samples", False)),
         )
     if dry_run:
         _print_plan(prepared, folder)

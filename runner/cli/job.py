@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -44,6 +45,9 @@ def run(
         typer.Option(help="namespace.key=value (policy., workload., store.); repeatable."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    samples: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Record the job's evidence: DIR/queries.parquet (every scored "
+                            "query) and DIR/deletions.parquet (every removal).")] = None,
 ) -> None:
     """Run one job in-process and print its metrics."""
     from runner.job.run import run_job
@@ -53,7 +57,14 @@ def run(
 
     spec = make_spec(workload, policy, seed, run_horizon(horizon, workload), k,
                      [split_assignment(p) for p in param or []])
-    result = run_job(spec)
+    if samples is not None and samples.exists() and not samples.is_dir():
+        raise FbenchError(f"--samples {samples} is a file; give a folder")
+    result = run_job(spec, samples=samples is not None)
+    if samples is not None and result.samples is not None:
+        from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, write_samples
+
+        samples.mkdir(parents=True, exist_ok=True)
+        write_samples(result.samples, spec, samples / QUERIES_FILE, samples / DELETIONS_FILE)
     metrics = result.metrics()
     if as_json:
         doc = {"spec": spec.to_dict() | {"job_id": spec.job_id},

@@ -22,6 +22,7 @@ from fbench.registry import RegistryError
 from runner.adapters import MEMORIES
 from runner.job.provenance import provenance
 from runner.job.run import JobResult, run_job
+from runner.job.samples import samples_paths, write_samples
 from runner.metrics import METRICS
 from runner.results.shard import shard_path, shard_schema, write_shard
 from runner.results.where import Loc
@@ -69,17 +70,21 @@ STORAGE_ERROR = "storage: "  # a worker could not write its shard to OUT: the sw
 
 
 def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
-            sink: Loc | None = None) -> Outcome:
+            sink: Loc | None = None, samples: bool = False) -> Outcome:
     """The job function executors ship: never raises; a failure is an outcome (a
     plugin or a module this process cannot import: ``PLUGIN_ERROR`` and one line naming
     it, the extra that installs it if any, and the node; a shard ``sink`` refused:
-    ``STORAGE_ERROR``)."""
+    ``STORAGE_ERROR``). ``samples``: record the job's evidence too (written to the
+    ``sink`` before the shard, or sent back with the table)."""
     try:
         spec = JobSpec.from_dict(json.loads(spec_json))
-        table = result_table(run_job(spec), node, prov)
+        result = run_job(spec, samples=samples)
+        table = result_table(result, node, prov)
         if sink is None:
-            return Outcome(spec_json, table)
+            return Outcome(spec_json, table, samples=result.samples)
         try:
+            if result.samples is not None:
+                write_samples(result.samples, spec, *samples_paths(sink, spec))
             stamp = write_shard(shard_path(sink, spec), table)
         except OSError as exc:
             reason = " ".join(str(exc.strerror or exc).split())[:300]
@@ -107,10 +112,10 @@ def _where(node: str) -> str:
 
 def execute_batch(
     spec_jsons: Sequence[str], node: str, prov: dict[str, Any] | None = None,
-    sink: Loc | None = None,
+    sink: Loc | None = None, samples: bool = False,
 ) -> list[Outcome]:
     """Several jobs in one task (so each task carries enough work to pay its overhead)."""
-    return [execute(s, node, prov, sink) for s in spec_jsons]
+    return [execute(s, node, prov, sink, samples) for s in spec_jsons]
 
 
 def shipped_packages() -> list[str]:
@@ -127,7 +132,10 @@ def shipped_packages() -> list[str]:
             for m in (fbench, workloads, memcore, runner, cluster)]
 
 
-def job_task(prov: dict[str, Any] | None = None, sink: Loc | None = None) -> TaskFn:
-    """``execute_batch`` with the driver's provenance bound (default: this process's), and
-    the OUT the workers write their shards to (``None``: the driver writes them)."""
-    return functools.partial(execute_batch, prov=prov or provenance(), sink=sink)
+def job_task(prov: dict[str, Any] | None = None, sink: Loc | None = None,
+             samples: bool = False) -> TaskFn:
+    """``execute_batch`` with the driver's provenance bound (default: this process's),
+    the OUT the workers write their shards to (``None``: the driver writes them), and
+    whether the jobs record their evidence."""
+    return functools.partial(execute_batch, prov=prov or provenance(), sink=sink,
+                             samples=samples)

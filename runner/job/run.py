@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -45,6 +46,7 @@ from runner.adapters import (
 )
 from runner.adapters.base import hit_ids
 from runner.job import streams
+from runner.job.samples import Recorder, Samples
 from runner.job.streaming import LatencyStats, TruthTable
 from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics
 from runner.metrics.scoring import QueryScore, score_key
@@ -73,6 +75,7 @@ class JobResult:
     # the workload's query categories of its own (fbench's have columns in every shard):
     # their split metrics are columns of this job's shard
     categories: tuple[str, ...] = ()
+    samples: Samples | None = None  # the job's evidence, when asked for
 
     @property
     def final(self) -> dict[str, Any]:
@@ -293,7 +296,59 @@ class JobRun:
         return row
 
 
-def run_job(spec: JobSpec, record_queries: bool = False) -> JobResult:
+class RecordingRun(JobRun):
+    """A ``JobRun`` that also records the job's evidence (``runner.job.samples``): each
+    question is asked for hits (so the memory's scores come with them; the same answers
+    as asked for ids), and the recorder hears of each observation, each scored question
+    and, after each event, the removals the memory reports."""
+
+    def __init__(self, memory: MemoryAdapter, k: int, seed: int = 0,
+                 update_kinds: dict[str, str] | None = None, record: bool = False,
+                 categories: tuple[str, ...] = ()) -> None:
+        super().__init__(memory, k, seed, update_kinds, record, categories)
+        self.recorder = Recorder(memory)
+        self._hits: deque[tuple[list[int], list[float | None]]] = deque()
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        """Observations, questions (as hits) and ticks, each followed by a look at the
+        removals it caused."""
+        recorder, current = self.recorder, self.current_obs
+        plain: dict[type, Callable[[Any], None]] = {
+            Observe: self.observe, Query: self.query,
+            Tick: self._ignore if self.ticks_ignored else self.tick}
+
+        def then_removed(handle: Callable[[Any], None]) -> Callable[[Any], None]:
+            def handled(ev: Any) -> None:
+                handle(ev)
+                recorder.removed(ev.t, current)
+            return handled
+
+        return {kind: then_removed(handle) for kind, handle in plain.items()}
+
+    def observe(self, ev: Observe) -> None:
+        super().observe(ev)
+        self.recorder.observed(self.next_obs - 1, ev)
+
+    def queries(self, batch: AnswersInBatches, evs: list[Query]) -> None:
+        super().queries(batch, evs)
+        self.recorder.removed(evs[-1].t, self.current_obs)
+
+    def judge(self, ev: Query, found: list[Hit]) -> None:
+        self._hits.append(([h.obs_id for h in found], [h.score for h in found]))
+        super().judge(ev, found)
+
+    def judge_many(self, evs: list[Query], answers: list[list[Hit]]) -> None:
+        for found in answers:
+            self._hits.append(([h.obs_id for h in found], [h.score for h in found]))
+        super().judge_many(evs, answers)
+
+    def _count(self, ev: Query, fields: tuple[Any, ...]) -> None:
+        super()._count(ev, fields)
+        ids, scores = self._hits.popleft()
+        self.recorder.asked(ev, ids, scores, fields, self.current_obs)
+
+
+def run_job(spec: JobSpec, record_queries: bool = False, samples: bool = False) -> JobResult:
     """Run one job in-process and return its checkpoint rows.
 
     Runs on one BLAS thread: fbench parallelises across jobs (one per Ray worker), and a
@@ -301,7 +356,7 @@ def run_job(spec: JobSpec, record_queries: bool = False) -> JobResult:
     thread gives the same numbers (BLAS threads split outputs, not sums).
     """
     with _blas().limit(limits=1, user_api="blas"):
-        return _run(spec, record_queries)
+        return _run(spec, record_queries, samples)
 
 
 _BLAS: list[tuple[int, ThreadpoolController]] = []  # (modules when scanned, the scan)
@@ -317,11 +372,12 @@ def _blas() -> ThreadpoolController:
     return _BLAS[0][1]
 
 
-def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
+def _run(spec: JobSpec, record_queries: bool = False, samples: bool = False) -> JobResult:
     r = materialize(spec)
     memory = r.memory.build(r.policy_params, r.store_params, r.workload.vocabulary())
-    run = JobRun(memory, spec.k, spec.seed, r.workload.update_kinds, record_queries,
-               tuple(r.workload.categories))
+    run = (RecordingRun if samples else JobRun)(
+        memory, spec.k, spec.seed, r.workload.update_kinds, record_queries,
+        tuple(r.workload.categories))
     def generate() -> Iterator[Any]:
         """The job's events, made afresh (``streams`` hands out kept ones instead, if this
         process ran the stream before)."""
@@ -335,7 +391,8 @@ def _run(spec: JobSpec, record_queries: bool = False) -> JobResult:
     rows = feed.finish()
     embedder = r.memory.embedder(r.policy_params, r.store_params)
     return JobResult(spec, rows, r.full_params(), memory.forgotten(), embedder, run.answered,
-                     run.categories)
+                     run.categories,
+                     run.recorder.samples() if isinstance(run, RecordingRun) else None)
 
 
 class _Feed:
@@ -353,9 +410,12 @@ class _Feed:
         self.start = time.perf_counter()
         self.handlers = run.handlers()
         self.prefetch = memory.prefetch if isinstance(memory, Prefetches) else None
-        # questions of one time in one call, as ids where the memory gives them so
+        # questions of one time in one call, as ids where the memory gives them so (as
+        # hits when the job's evidence is recorded)
+        recording = isinstance(run, RecordingRun)
         self.ask_batch: Callable[[list[Query]], None] | None = (
             partial(run.queries_ids, memory) if isinstance(memory, AnswersAsIds)
+            and not recording
             else partial(run.queries, memory) if isinstance(memory, AnswersInBatches)
             else None)
         self.horizon = spec.horizon

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from runner.errors import FbenchError
+from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES
 from runner.results.commits import Stamps
 from runner.results.layout import Layout
 from runner.results.sweep_config import read_sweep_record
@@ -21,6 +22,7 @@ from runner.results.where import (
     ArrowPath,
     Loc,
     check_remote_out,
+    files_stat,
     location,
 )
 from runner.spec.jobspec import JobSpec
@@ -128,11 +130,29 @@ def check_same_sweep(out: Loc, spec: SweepSpec, jobs: Grid) -> list[JobSpec]:
     return others
 
 
-def plan(jobs: Grid, out: Loc, overwrite: str, spec: SweepSpec | None = None) -> Plan:
+def has_samples(jobs: Grid, out: Loc) -> np.ndarray:
+    """For each job of ``jobs``, whether both its samples files are in ``OUT/samples``
+    (one walk of that folder)."""
+    both: dict[str, int] = {}
+    for path, _ in files_stat(location(out) / SAMPLES):
+        for kind in (QUERIES_FILE, DELETIONS_FILE):
+            if path.name.endswith(f".{kind}"):
+                name = path.name.removesuffix(f".{kind}")
+                both[name] = both.get(name, 0) + 1
+    found = np.zeros(len(jobs), dtype=bool)
+    if both:
+        for i, job in enumerate(jobs):
+            found[i] = both.get(job.job_id) == 2
+    return found
+
+
+def plan(jobs: Grid, out: Loc, overwrite: str, spec: SweepSpec | None = None,
+         samples: bool = False) -> Plan:
     """Which jobs to run: resume skips jobs whose shard exists and validates (or is the
-    one the commit log stamped: ``runner.results.commits``); a shard that does not
-    validate (corrupt, truncated, empty, another job's or a foreign file) is
-    quarantined and its job rerun. OUT is read as a stream (``runner.sweep.scan``)."""
+    one the commit log stamped: ``runner.results.commits``), and, with ``samples``, whose
+    evidence is in ``OUT/samples`` too; a shard that does not validate (corrupt,
+    truncated, empty, another job's or a foreign file) is quarantined and its job rerun.
+    OUT is read as a stream (``runner.sweep.scan``)."""
     if overwrite not in OVERWRITE:
         raise FbenchError(f"--overwrite {overwrite!r} is not one of {', '.join(OVERWRITE)}")
     if overwrite == "always":  # (everything in OUT goes: nothing to read)
@@ -158,6 +178,7 @@ def plan(jobs: Grid, out: Loc, overwrite: str, spec: SweepSpec | None = None) ->
             f"(e.g. {first}); rerun with --overwrite failed to quarantine them and rerun "
             "their jobs"
         )
-    to_run = Subset(jobs, np.flatnonzero(~found.done))
+    done = found.done & has_samples(jobs, out) if samples else found.done
+    to_run = Subset(jobs, np.flatnonzero(~done))
     return Plan(jobs, to_run, len(jobs) - len(to_run), invalid,
                 sorted(found.bad + found.stray), sorted(found.superseded), found.whole)

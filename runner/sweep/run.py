@@ -24,6 +24,7 @@ from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
 from runner.job.provenance import git_commit, provenance, versions
+from runner.job.samples import samples_paths, write_samples
 from runner.results.atomic import write_chunks, write_json
 from runner.results.commits import CommitLog, Stamps, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all, remove_temporaries
@@ -98,6 +99,7 @@ class Prepared:
     max_in_flight: int | None
     overwrite: str
     shared_out: bool = False  # a local OUT every node mounts at the same path
+    samples: bool = False  # the jobs record their evidence (``runner.job.samples``)
 
     @property
     def workers_write(self) -> bool:
@@ -119,6 +121,7 @@ def prepare(
     max_in_flight: int | None = None,
     overwrite: str = "failed",
     shared_out: bool = False,
+    samples: bool = False,
 ) -> Prepared:
     """Every check on the input, before anything is written."""
     from cluster import EXECUTORS
@@ -128,7 +131,7 @@ def prepare(
                           "runs every job here: drop one of them")
     out = location(out)
     check_out_dir(out)
-    p = plan(jobs, out, overwrite, spec)
+    p = plan(jobs, out, overwrite, spec, samples)
     name = choose_executor(executor, address, p.to_run)
     if name not in EXECUTORS:
         raise FbenchError(unknown(name, "executor", [*EXECUTORS, "auto"]))
@@ -137,7 +140,8 @@ def prepare(
     if shared_out and isinstance(out, ArrowPath):
         raise FbenchError(f"--shared-out is for a folder every node mounts; {out} is object "
                           "storage, which the workers write to anyway: drop --shared-out")
-    return Prepared(spec, out, p, name, address, max_in_flight, overwrite, shared_out)
+    return Prepared(spec, out, p, name, address, max_in_flight, overwrite, shared_out,
+                    samples)
 
 
 def sweep_record(spec: SweepSpec, jobs: Iterable[JobSpec]) -> Iterator[str]:
@@ -201,7 +205,7 @@ def run_sweep(
         plugged = plugin_folders(cells)
         sink = out if prepared.workers_write else None
         ex = EXECUTORS[name](task=job_task(provenance(memory_libraries(
-                                 jobs.representatives())), sink),
+                                 jobs.representatives())), sink, prepared.samples),
                              ship=shipped_packages() + plugged,
                              sys_path=[q for q in sys.path if q] if plugged else [],
                              env=plugin_env(cells),
@@ -230,6 +234,8 @@ def run_sweep(
                 log.add(job.job_id, o.stored)
                 result.done += 1
             elif o.table is not None:
+                if o.samples is not None:  # (before the shard: a shard means they are there)
+                    write_samples(o.samples, job, *samples_paths(out, job))
                 path = shard_path(out, job)
                 stamp = write_shard(path, o.table)
                 log.add(job.job_id, stamp)
