@@ -63,7 +63,6 @@ def run(
     if samples is not None and result.samples is not None:
         from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, write_samples
 
-        samples.mkdir(parents=True, exist_ok=True)
         write_samples(result.samples, spec, samples / QUERIES_FILE, samples / DELETIONS_FILE)
     metrics = result.metrics()
     if as_json:

@@ -240,6 +240,7 @@ def write_samples(samples: Samples, spec: JobSpec, queries: Loc, deletions: Loc)
             "fbench.deletions": REPORTED if samples.reported else PARTIAL}
     for table, path, name in ((samples.queries, queries, QUERIES_FILE),
                               (samples.deletions, deletions, DELETIONS_FILE)):
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_parquet(path, table.replace_schema_metadata({**meta, "fbench.table": name}))
 
 

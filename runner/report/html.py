@@ -10,7 +10,16 @@ import struct
 from html import escape
 from pathlib import Path
 
-from runner.report.page import Image, Page, Section, Table, inline_html, leading_number, plain_text
+from runner.report.page import (
+    Drill,
+    Image,
+    Page,
+    Section,
+    Table,
+    inline_html,
+    leading_number,
+    plain_text,
+)
 from runner.results.atomic import write_text
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -54,6 +63,8 @@ th[aria-sort=descending] button::after{content:" \\25BC";opacity:1}
 figure{margin:1rem 0}
 figure img{max-width:100%;height:auto;border:1px solid var(--line)}
 figcaption{color:var(--muted);font-size:.9rem}
+details.drill{margin:.4rem 0;padding:.2rem .6rem;border:1px solid var(--line);border-radius:6px}
+details.drill>summary{cursor:pointer;font-weight:600}
 @media print{.controls{display:none!important}th button::after{content:none}}
 """
 
@@ -128,8 +139,18 @@ _JS = """\
     if (search) search.addEventListener("input", apply);
     apply();
   }
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id ? document.getElementById(id) : null;
+    if (target && target.tagName === "DETAILS") {
+      target.open = true;
+      target.scrollIntoView();
+    }
+  }
   document.documentElement.classList.add("js");
   each(document.querySelectorAll(".tbl"), setup);
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
 })();
 """
 
@@ -224,7 +245,19 @@ def _section(section: Section, ident: str) -> list[str]:
         lines += _table(table, f"{ident}-t{t}")
     for image in section.images:
         lines += _figure(image)
+    for drill in section.drills:
+        lines += _drill(drill)
     lines.append("</section>")
+    return lines
+
+
+def _drill(drill: Drill) -> list[str]:
+    lines = [f'<details class="drill" id="{_attr(drill.ident)}">',
+             f"<summary>{inline_html(drill.title)}</summary>"]
+    lines += [f"<p>{inline_html(p)}</p>" for p in drill.paragraphs]
+    for t, table in enumerate(drill.tables, 1):
+        lines += _table(table, f"{_attr(drill.ident)}-t{t}")
+    lines.append("</details>")
     return lines
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -64,6 +64,9 @@ from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
 from runner.results.load import read_rows
 from runner.results.tables import format_cell, variant_label
 from runner.results.where import ArrowPath, Loc, arrow_source, location
+
+if TYPE_CHECKING:
+    from runner.report.drill import CellEvidence
 
 SHARD_COLUMNS = tuple(dict.fromkeys((
     "job_id", "workload", "horizon", "k", "policy", "params", "params_full", "seed", "t",
@@ -118,18 +121,27 @@ def write_report(out: str | Loc, output: Path | None = None,
     output.parent.mkdir(parents=True, exist_ok=True)
     write_text(output, render_markdown(blocks))
     if html is not None:
-        _write_page(blocks, output.parent, [(f.name, tables[f][1]) for f in folders], html)
+        from runner.report.drill import sweep_evidence
+
+        cells = [c for f in folders for c in sweep_evidence(f, rows[f].final, f.name)]
+        _write_page(blocks, output.parent, [(f.name, tables[f][1]) for f in folders], cells,
+                    html)
     return output
 
 
 def _write_page(blocks: Sequence[Block], folder: Path,
-                comparisons: Sequence[tuple[str, pa.Table]], html: Path) -> None:
+                comparisons: Sequence[tuple[str, pa.Table]], cells: Sequence[CellEvidence],
+                html: Path) -> None:
     """The report's blocks as the web page at ``html`` (figures relative to ``folder``),
-    with every sweep's primary ``comparisons`` (sweep name, table) in one more section."""
+    with every sweep's primary ``comparisons`` (sweep name, table) in one more section,
+    and the ``cells``' evidence in another, linked from the comparisons."""
+    from runner.report.drill import anchor, with_evidence
     from runner.report.html import write_html
     from runner.report.web_page import page_of, with_comparisons
 
-    write_html(with_comparisons(page_of(blocks, folder), comparisons), html)
+    page = with_comparisons(page_of(blocks, folder), comparisons,
+                            {anchor(c.key) for c in cells})
+    write_html(with_evidence(page, cells), html)
 
 
 def _plot_folder(folder: Loc, out: Loc, output: Path) -> Path:

@@ -1,6 +1,7 @@
 """The web page's data model, independent of how its content is computed or rendered
 (``runner.report.web_page`` builds it from the report's blocks, ``runner.report.html``
-renders it): a page of sections holding paragraphs, a list, tables and images; and the
+renders it): a page of sections holding paragraphs, a list, tables, images and folded
+parts (a cell's evidence: ``runner.report.drill``); and the
 small inline Markdown subset (**bold**, `code`, [text](url)) its text fields may use, as
 escaped HTML."""
 
@@ -133,9 +134,20 @@ def _looks_numeric(cells: list[str]) -> bool:
 
 
 @dataclass(frozen=True)
+class Drill:
+    """A part of a section shown folded until opened (or linked to: ``#ident``): a
+    title, then its paragraphs and tables."""
+
+    ident: str
+    title: str
+    paragraphs: tuple[str, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+
+@dataclass(frozen=True)
 class Section:
     """A titled part of the page, shown in this order: paragraphs, the list (``items``,
-    numbered if ``numbered``), tables, images."""
+    numbered if ``numbered``), tables, images, folded parts (``drills``)."""
 
     title: str
     paragraphs: tuple[str, ...] = ()
@@ -143,6 +155,7 @@ class Section:
     numbered: bool = False
     tables: tuple[Table, ...] = ()
     images: tuple[Image, ...] = ()
+    drills: tuple[Drill, ...] = ()
 
 
 @dataclass(frozen=True)

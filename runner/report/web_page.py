@@ -4,7 +4,7 @@ RESULTS.md, grouped into sections, with one more section of every primary compar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -79,21 +79,37 @@ def page_of(blocks: Iterable[Block], folder: Path) -> Page:
     return Page(title, tuple(sections.intro), tuple(sections.done))
 
 
+def _linked(cell: tuple[str, str, int, int], policy: str, params: str,
+            evidence: Collection[str]) -> str:
+    """The policy's label, a link to its cell's evidence when the page has it."""
+    from runner.report.drill import anchor
+
+    label = variant_label(policy, params)
+    ident = anchor((*cell, policy, params)) if evidence else ""
+    return f"[{label}](#{ident})" if ident in evidence else label
+
+
 def _num(x: float | None, fmt: str) -> str:
     return "—" if x is None or x != x else format(x, fmt)
 
 
-def with_comparisons(page: Page, sweeps: Sequence[tuple[str, pa.Table]]) -> Page:
+def with_comparisons(page: Page, sweeps: Sequence[tuple[str, pa.Table]],
+                     evidence: Collection[str] = ()) -> Page:
     """The page with one more section: every primary comparison of every sweep, in one
     table filterable by sweep, workload, policy, metric and verdict (the Markdown keeps
-    them per setting; the whole family, exploratory ones too, is comparisons.csv)."""
+    them per setting; the whole family, exploratory ones too, is comparisons.csv). A
+    policy whose cell has evidence on the page (its ``runner.report.drill.anchor`` in
+    ``evidence``) links to it."""
     rows = []
     for name, table in sweeps:
         for r in table.to_pylist():
             if r["family"] != "primary":
                 continue
-            rows.append((name, r["workload"], variant_label(r["policy"], r["params"]),
-                         variant_label(r["other"], r["other_params"]), r["embedder"],
+            cell = (name, r["workload"], r["horizon"], r["k"])
+            rows.append((name, r["workload"],
+                         _linked(cell, r["policy"], r["params"], evidence),
+                         _linked(cell, r["other"], r["other_params"], evidence),
+                         r["embedder"],
                          r["metric"], _num(r["delta"], "+.4g"),
                          f"[{_num(r['ci_low'], '+.4g')}, {_num(r['ci_high'], '+.4g')}]",
                          _num(r["p"], ".3g"), _num(r["p_holm"], ".3g"), str(r["n"]),
