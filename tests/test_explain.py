@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -148,3 +149,48 @@ def test_samples_are_the_same_inline_and_on_ray(swept: Path, tmp_path: Path,
     assert sorted(inline) == sorted(ray)
     for name, path in inline.items():
         assert pq.read_table(ray[name]).equals(pq.read_table(path), check_metadata=True), name
+
+
+def _story(workload: str) -> dict[str, Any]:
+    code, out, err = _invoke("explain", "--workload", workload, "--policy", "lethe",
+                             "--seed", "0", "--against", "keep_all", "--json")
+    assert code == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+@pytest.mark.slow
+def test_the_worked_example_quotes_what_explain_says() -> None:
+    """Prevents docs/explain.md's worked example from drifting from what ``fbench
+    explain`` prints: each figure it quotes, on both workloads, is recomputed here."""
+    from memcore.policies.lethe import LetheParams
+
+    text = " ".join((Path(__file__).parent.parent / "docs" / "explain.md").read_text().split())
+    c, life = _story("contradiction"), _story("lifecycle")
+    cold, merged = (c["deleted_by_reason"][r] for r in ("cold", "merged"))
+    vs = c["against"]
+    first = c["false_forgets"][0]
+    for quote in (
+        f"false-forget rate is {c['metrics']['false_forget_rate']:.3f}",
+        f"It removed {cold['removed']} entries as `cold`, {cold['still_current']} of them",
+        f"go {first['age']} turns after",
+        f"half-life is {LetheParams().half_life:.0f} days",
+        f"{vs['only_this_fails_count']} questions fail only with lethe, "
+        f"{vs['only_other_fails_count']} only with keep_all, {vs['both_fail']} with both",
+    ):
+        assert quote in text, quote
+    assert merged["still_current"] == 0
+    cold, merged = (life["deleted_by_reason"][r] for r in ("cold", "merged"))
+    vs = life["against"]
+    for quote in (
+        f"lethe removed {cold['removed']} entries as `cold` ({cold['still_current']} of "
+        f"them current) and merged {merged['removed']}",
+        f"{vs['only_this_fails_count']} questions fail only with lethe and "
+        f"{vs['only_other_fails_count']} only with keep_all",
+    ):
+        assert quote in text, quote
+    assert vs["only_this_fails_count"] < vs["only_other_fails_count"]
+    worst = life["worst_queries"][:2]
+    assert [w["stale_above"] for w in worst] == [5, 5]
+    assert "oncall" in worst[0]["text"] and "wifi" in worst[1]["text"]
+    assert all(w["category"] == "recent" for w in worst)
