@@ -36,6 +36,10 @@ Parts:
    (default 1,000,000: ``benchmarks.bench_bookkeeping``). Not in the default run
    (``--only driver`` runs it).
 
+11. ``samples``: the default grid at 2 seeds, swept without and with ``--samples`` in
+   turn: the jobs' seconds ratio and the samples' size, projected to 50 seeds
+   (``benchmarks.bench_samples``).
+
 ``--only run,store`` runs some parts; ``--multiples 1,10`` shortens ``horizons``.
 """
 
@@ -53,7 +57,7 @@ from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
 PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep", "driver",
-         "startup", "incumbents")
+         "startup", "incumbents", "samples")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -118,6 +122,12 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
     return {w: measure(w) for w in ("contradiction", "lifecycle")}
 
 
+def _samples(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_samples import measure
+
+    return measure()
+
+
 def _driver(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_bookkeeping import measure as bookkeeping
     from benchmarks.bench_driver import extrapolate, measure, paper_line
@@ -136,7 +146,7 @@ def _driver(args: argparse.Namespace) -> dict[str, Any]:
 
 RUNNERS = {"run": _run_part, "driver": _driver, "horizons": _horizons, "store": _store,
            "executors": _executors, "aggregate": _aggregate, "seed": _seed, "sweep": _sweep,
-           "startup": _startup, "incumbents": _incumbents}
+           "startup": _startup, "incumbents": _incumbents, "samples": _samples}
 
 
 def loop_seconds() -> float:

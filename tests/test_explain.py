@@ -194,3 +194,18 @@ def test_the_worked_example_quotes_what_explain_says() -> None:
     assert [w["stale_above"] for w in worst] == [5, 5]
     assert "oncall" in worst[0]["text"] and "wifi" in worst[1]["text"]
     assert all(w["category"] == "recent" for w in worst)
+
+
+def test_a_sweep_config_takes_samples_as_true_or_false(tmp_path: Path) -> None:
+    """Prevents a config's ``samples`` being refused as an unknown key, or a string such
+    as "yes" read as true: true records samples, anything but a boolean is one line."""
+    good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
+    base = 'workloads = ["contradiction"]\npolicies = ["lru"]\nseeds = 1\nhorizons = [300]\n'
+    good.write_text(base + "samples = true\n")
+    bad.write_text(base + 'samples = "yes"\n')
+    out = tmp_path / "out"
+    code, _, err = _invoke("sweep", "--config", str(good), "--executor", "inline",
+                           "--no-report", "--quiet", "--out", str(out))
+    assert code == 0 and len(_samples(out)) == 2, err
+    code, _, err = _invoke("sweep", "--config", str(bad), "--out", str(tmp_path / "o2"))
+    assert code == 2 and "samples must be true or false" in err and err.count("\n") == 1

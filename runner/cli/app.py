@@ -150,7 +150,7 @@ def sweep(
                            else cfg.get("max_in_flight")),
             overwrite=overwrite or cfg.get("overwrite", "failed"),
             shared_out=shared_out,
-            samples=samples or bool(cfg.get("samples", False)),
+            samples=samples or _config_flag(cfg, "samples"),
         )
     if dry_run:
         _print_plan(prepared, folder)
@@ -165,6 +165,14 @@ def sweep(
         err.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
     if result.failed:
         raise typer.Exit(1)
+
+
+def _config_flag(cfg: dict[str, Any], key: str) -> bool:
+    """A true/false field of the sweep config (absent: false)."""
+    value = cfg.get(key, False)
+    if not isinstance(value, bool):
+        raise FbenchError(f"config: {key} must be true or false, got {value!r}")
+    return value
 
 
 def _sweep_spec(cfg: dict[str, Any], seeds: int | None, seed_list: str | None,

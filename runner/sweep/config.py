@@ -52,7 +52,7 @@ def parse_param_axis(text: str) -> tuple[str, tuple[str, ...]]:
 CONFIG_KEYS = {
     "seeds", "seed_list", "policies", "workloads", "horizons", "params", "k",
     "out", "executor", "address", "max_in_flight", "overwrite", "baseline",
-    "compare", "primary_metrics",
+    "compare", "primary_metrics", "samples",
 }
 
 
