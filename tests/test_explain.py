@@ -209,3 +209,14 @@ def test_a_sweep_config_takes_samples_as_true_or_false(tmp_path: Path) -> None:
     assert code == 0 and len(_samples(out)) == 2, err
     code, _, err = _invoke("sweep", "--config", str(bad), "--out", str(tmp_path / "o2"))
     assert code == 2 and "samples must be true or false" in err and err.count("\n") == 1
+
+
+def test_the_cost_quoted_is_the_benchmarks() -> None:
+    """Prevents docs/explain.md quoting a cost of ``--samples`` that the benchmark did not
+    measure (``benchmarks/results.json``, part ``samples``)."""
+    root = Path(__file__).parent.parent
+    r = json.loads((root / "benchmarks" / "results.json").read_text())["samples"]["result"]
+    text = " ".join((root / "docs" / "explain.md").read_text().split())
+    assert (f"make the jobs {r['jobs_seconds_ratio_on_off']:.1f} times as long and take "
+            f"{r['sample_kb_per_job']:.0f} KB a job: {r['sample_mb_at_50_seeds']:.0f} MB for "
+            "the 50-seed default sweep") in text
