@@ -27,7 +27,7 @@ class Outcome:
     table: Any
     error: str | None = None
     stored: tuple[int, int] | None = None
-    samples: Any = None  # the job's evidence, for the driver to write (``runner.job.samples``)
+    samples: Any = None  # the job's evidence, for the driver to write (``runner.results.samples``)
 
 
 TaskFn = Callable[[Sequence[str], str], list[Outcome]]  # (spec JSONs, node id) -> outcomes

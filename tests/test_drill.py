@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from runner.analysis.explain import failed
 from runner.cli import app
-from runner.job.samples import QUERIES_FILE, SAMPLES
 from runner.report.drill import SEEDS_SHOWN, SHOWN, anchor
+from runner.results.samples import QUERIES_FILE, SAMPLES
 
 SWEEP = ["sweep", "--workloads", "contradiction,lifecycle", "--policies",
          "keep_all,lethe,lru", "--seeds", "4", "--horizons", "0.1x", "--quiet",

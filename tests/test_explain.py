@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from runner.analysis.explain import against, failed
 from runner.cli import app
-from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES
+from runner.results.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES
 from tests.test_samples import _same
 
 SWEEP = ["sweep", "--workloads", "contradiction,lifecycle", "--policies",

@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.job.run import run_job
-from runner.job.samples import (
+from runner.job.samples import recompute_quality
+from runner.results.samples import (
     DELETIONS_FILE,
     PARTIAL,
     QUERIES_FILE,
     REPORTED,
     UNREPORTED,
-    recompute_quality,
     samples_problem,
 )
 from runner.spec.resolve import make_spec
@@ -188,7 +188,7 @@ def test_a_memory_that_does_not_report_gets_a_partial_table_said_so(tmp_path: Pa
     asked = {(q["t"], q["slot"]) for q in s.queries.to_pylist()}
     assert all((r["t"], r["slot"]) in asked for r in rows)
     assert len({r["obs_id"] for r in rows}) == len(rows)
-    from runner.job.samples import write_samples
+    from runner.results.samples import write_samples
 
     write_samples(s, result.spec, tmp_path / QUERIES_FILE, tmp_path / DELETIONS_FILE)
     meta = pq.read_schema(tmp_path / DELETIONS_FILE).metadata

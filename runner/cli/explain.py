@@ -144,7 +144,7 @@ def _short(values: list[Any]) -> str:
 
 def _story_in(out: Any, row: dict[str, Any]) -> Story:
     """The job's samples in OUT, checked, with its final row's metrics."""
-    from runner.job.samples import (
+    from runner.results.samples import (
         DELETIONS_FILE,
         QUERIES_FILE,
         REPORTED,

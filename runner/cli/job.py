@@ -61,7 +61,7 @@ def run(
         raise FbenchError(f"--samples {samples} is a file; give a folder")
     result = run_job(spec, samples=samples is not None)
     if samples is not None and result.samples is not None:
-        from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, write_samples
+        from runner.results.samples import DELETIONS_FILE, QUERIES_FILE, write_samples
 
         write_samples(result.samples, spec, samples / QUERIES_FILE, samples / DELETIONS_FILE)
     metrics = result.metrics()

@@ -22,8 +22,8 @@ from fbench.registry import RegistryError
 from runner.adapters import MEMORIES
 from runner.job.provenance import provenance
 from runner.job.run import JobResult, run_job
-from runner.job.samples import samples_paths, write_samples
 from runner.metrics import METRICS
+from runner.results.samples import samples_paths, write_samples
 from runner.results.shard import shard_path, shard_schema, write_shard
 from runner.results.where import Loc
 from runner.spec.jobspec import JobSpec
@@ -78,7 +78,7 @@ def execute(spec_json: str, node: str, prov: dict[str, Any] | None = None,
     ``sink`` before the shard, or sent back with the table)."""
     try:
         spec = JobSpec.from_dict(json.loads(spec_json))
-        result = run_job(spec, samples=samples)
+        result = run_job(spec, samples=True) if samples else run_job(spec)
         table = result_table(result, node, prov)
         if sink is None:
             return Outcome(spec_json, table, samples=result.samples)

@@ -46,10 +46,11 @@ from runner.adapters import (
 )
 from runner.adapters.base import hit_ids
 from runner.job import streams
-from runner.job.samples import Recorder, Samples
+from runner.job.samples import Recorder
 from runner.job.streaming import LatencyStats, TruthTable
 from runner.metrics import CATEGORIES, QUALITY, own_categories, quality_metrics
 from runner.metrics.scoring import QueryScore, score_key
+from runner.results.samples import Samples
 from runner.results.shard import checkpoints
 from runner.spec.jobspec import JobSpec
 from runner.spec.resolve import materialize

@@ -1,5 +1,5 @@
 """The web page's drill-down: for a sweep run with ``--samples``, each cell's evidence
-(``runner.job.samples``, told by ``runner.analysis.explain``) as a folded part of an
+(``runner.results.samples``, told by ``runner.analysis.explain``) as a folded part of an
 "Evidence" section, which the cells of the primary comparisons link to.
 
 The page stays self-contained and bounded: per cell, the evidence of its
@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from runner.analysis import explain as ex
-from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES, samples_problem
 from runner.report.page import Drill, Page, Section, Table
+from runner.results.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES, samples_problem
 from runner.results.shard import partition
 from runner.results.tables import variant_label
 from runner.results.where import Loc, arrow_source

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from runner.errors import FbenchError
-from runner.job.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES
 from runner.results.commits import Stamps
 from runner.results.layout import Layout
+from runner.results.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES
 from runner.results.sweep_config import read_sweep_record
 from runner.results.where import (
     ArrowPath,

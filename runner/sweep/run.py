@@ -24,10 +24,10 @@ from cluster.base import Outcome
 from runner.errors import FbenchError, unknown
 from runner.job.execute import PLUGIN_ERROR, STORAGE_ERROR, job_task, shipped_packages
 from runner.job.provenance import git_commit, provenance, versions
-from runner.job.samples import samples_paths, write_samples
 from runner.results.atomic import write_chunks, write_json
 from runner.results.commits import CommitLog, Stamps, fold_commits
 from runner.results.layout import SUPERSEDED, quarantine, remove_all, remove_temporaries
+from runner.results.samples import samples_paths, write_samples
 from runner.results.shard import shard_path, write_shard
 from runner.results.where import ArrowPath, Loc, location, relative
 from runner.spec.jobspec import JobSpec
