@@ -251,3 +251,32 @@ def test_published_numbers_are_the_reference_docs() -> None:
     for p in PUBLISHED:
         shown = f"{p.value:.3f}" if abs(p.value) < 10 else f"{p.value:.0f}"
         assert shown in text or f"{p.value:,.0f}" in text, p
+
+
+def test_twins_are_bit_identical_cells_of_one_setting() -> None:
+    """Prevents ``twins`` (the summary's ``same_as``) from matching cells that differ in
+    any bit (a value, a nan's place, -0.0 against 0.0, a seed) or across settings, and
+    from missing a real twin (nan where nan counts as equal)."""
+    import numpy as np
+
+    from runner.results.pairing import twins
+
+    nan = float("nan")
+    base = np.array([[0.5, nan], [0.25, 1.0]])
+    blocks = {
+        ("w", 1, 5, "a", "{}"): base,
+        ("w", 1, 5, "b", "{}"): base.copy(),                       # a twin of a
+        ("w", 1, 5, "c", "{}"): np.array([[0.5, nan], [0.25, 1.5]]),
+        ("w", 1, 5, "d", "{}"): np.array([[0.5, 0.0], [0.25, 1.0]]),
+        ("w", 1, 5, "f", "{}"): base.copy(),                       # ... on other seeds
+        ("w", 2, 5, "g", "{}"): base.copy(),                       # another setting
+    }
+    values = np.vstack(list(blocks.values()))
+    seeds = np.tile([0, 1], len(blocks))
+    seeds[-4:-2] = [0, 2]  # f ran other seeds
+    cells = {cell: np.arange(2 * i, 2 * i + 2) for i, cell in enumerate(blocks)}
+    same = twins(cells, seeds, values)
+    assert same == {("w", 1, 5, "b", "{}"): "a"}
+    zero = {("w", 1, 5, "p", "{}"): np.array([[0.0]]), ("w", 1, 5, "q", "{}"): np.array([[-0.0]])}
+    assert twins({c: np.array([i]) for i, c in enumerate(zero)}, np.array([0, 0]),
+                 np.vstack(list(zero.values()))) == {}

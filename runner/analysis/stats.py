@@ -41,7 +41,7 @@ ALPHA = 0.05
 POWER = 0.8
 EXACT_MAX = 20
 MC_RESAMPLES = 20_000
-SIGNS_PER_DRAW = 1 << 22  # random signs drawn at once: memory bounded whatever the seeds
+SIGNS_PER_DRAW = 1 << 20  # random signs drawn at once: memory bounded whatever the seeds
 SMALL_N = 10  # below this many seeds the report warns: intervals wide, tests weak
 
 CI_METHOD = f"{LEVEL:.0%} Student-t interval over seeds (mean ± t(n−1) · sd / √n)"

@@ -166,12 +166,13 @@ def _duplicate_error(final: pa.Table) -> None:
                 "or sweep into a fresh folder")
 
 
-def _metric_values(final: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Values with null -> nan, and the mask of nulls (the shard lacked the column)."""
+def _metric_values(final: pa.Table, name: str, values: np.ndarray,
+                   missing: np.ndarray) -> None:
+    """Fills ``values`` with the column's values (null -> nan) and ``missing`` with the
+    mask of nulls (the shard lacked the column), in place: no matrix is made twice."""
     col = final.column(name)
-    missing = col.is_null().to_numpy(zero_copy_only=False)
-    values = pc.fill_null(col, math.nan).to_numpy().astype(np.float64)
-    return values, missing
+    missing[:] = col.is_null().to_numpy(zero_copy_only=False)
+    values[:] = pc.fill_null(col, math.nan).to_numpy()
 
 
 # --- the summary -------------------------------------------------------------------------
@@ -190,13 +191,13 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: b
     stamps = Layout(out).stamps()
     shards, n_shards = fingerprint(stamps), stamps.num_rows
     del stamps
-    if final is None:
-        final = load_shards(out, final_only=True, skip=UNUSED)
-    policies = sorted(set(pc.unique(final.column("policy")).to_pylist()))
+    rows = load_shards(out, final_only=True, skip=UNUSED) if final is None else final
+    policies = sorted(set(pc.unique(rows.column("policy")).to_pylist()))
     if require_baseline and baseline not in policies:
         raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
                           f"{', '.join(policies)} (choose one with --baseline)")
-    seeds = PerSeed.of(final)
+    seeds = PerSeed.of(rows)
+    del rows  # (read here: the per-seed table is all the statistics need from now on)
     meta = {
         "fbench.baseline": baseline,
         "fbench.ci_method": stats.CI_METHOD,
@@ -235,10 +236,12 @@ class PerSeed:
     def of(cls, final: pa.Table) -> PerSeed:
         cells = _cells(final)
         metrics = compared_metrics(final.column_names)
-        read = [_metric_values(final, m.name) for m in metrics]
+        values = np.empty((final.num_rows, len(metrics)), dtype=np.float64)
+        missing = np.empty((final.num_rows, len(metrics)), dtype=bool)
+        for j, m in enumerate(metrics):
+            _metric_values(final, m.name, values[:, j], missing[:, j])
         return cls(cells, np.asarray(final.column("seed").to_numpy(), dtype=np.int64),
-                   cell_embedders(final, cells), metrics,
-                   np.column_stack([v for v, _ in read]), np.column_stack([m for _, m in read]))
+                   cell_embedders(final, cells), metrics, values, missing)
 
 
 def _summary_rows(seeds: PerSeed, baseline: str) -> dict[str, list[Any]]:

@@ -6,6 +6,7 @@ Also: aligning two cells' seeds, and whether a baseline sits at a metric's bound
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -119,17 +120,33 @@ def aligned(seeds: np.ndarray, idx: np.ndarray, bidx: np.ndarray) -> tuple[np.nd
 def twins(cells: dict[Cell, np.ndarray], seeds: np.ndarray, values: np.ndarray
           ) -> dict[Cell, str]:
     """Cells whose outputs are bit-identical on every seed (the same seeds, every metric
-    equal, nan where nan) to an earlier cell of their setting: that cell's label."""
+    equal, nan where nan) to an earlier cell of their setting: that cell's label. Cells
+    are matched by a digest of their seeds and values, then compared in full."""
     from runner.results.tables import variant_label
 
     first: dict[tuple[Any, ...], Cell] = {}
     out = {}
     for cell, idx in cells.items():
-        block = np.ascontiguousarray(values[idx])
-        key = (cell[:3], seeds[idx].tobytes(), np.nan_to_num(block, nan=np.inf).tobytes(),
-               np.isnan(block).tobytes())
-        if key in first:
-            out[cell] = variant_label(*first[key][3:])
-        else:
+        key = (cell[:3], _digest(seeds[idx], values[idx]))
+        earlier = first.get(key)
+        if earlier is None:
             first[key] = cell
+        elif _same_outputs(seeds, values, cells[earlier], idx):
+            out[cell] = variant_label(*earlier[3:])
     return out
+
+
+def _digest(seeds: np.ndarray, block: np.ndarray) -> bytes:
+    """A cell's seeds and values (nan where nan), hashed."""
+    h = hashlib.sha256(np.ascontiguousarray(seeds).tobytes())
+    block = np.ascontiguousarray(block)
+    h.update(np.nan_to_num(block, nan=np.inf).tobytes())
+    h.update(np.isnan(block).tobytes())
+    return h.digest()
+
+
+def _same_outputs(seeds: np.ndarray, values: np.ndarray, a: np.ndarray, b: np.ndarray
+                  ) -> bool:
+    """Two cells' rows hold the same seeds and bit-identical values, nan where nan."""
+    return bool(np.array_equal(seeds[a], seeds[b])
+                and np.array_equal(values[a], values[b], equal_nan=True))
