@@ -8,9 +8,11 @@ excluded from ``n``); a shard missing a coordinate or checkpoint column, or hold
 column no installed metric declares (a plugin's, uninstalled since: reading it with the
 schema would drop it), is an error that names the file.
 
-The files are scanned ``FILES_PER_SCAN`` at a time, each batch its own dataset, so that
-the scan holds one batch's footers and decoded pages besides the rows kept and the
-listing of the files (``runner.results.layout.Listing``: columns, not an object per file).
+The files are scanned ``FILES_PER_SCAN`` at a time, each batch its own dataset streamed
+one file and one record batch ahead, so that the scan holds one batch's footers and a few
+decoded record batches besides the rows kept and the listing of the files
+(``runner.results.layout.Listing``: columns, not an object per file). The rows kept are
+gathered into tables of many scans each, so that they hold few Arrow objects per row.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ from runner.results.shard import SCHEMA, column_categories, conform, shard_schem
 from runner.results.validate import REQUIRED, footer_problem
 from runner.results.where import Loc, dataset_source, location
 
-FILES_PER_SCAN = 64
+FILES_PER_SCAN = 16
+SCAN_ROWS = 1 << 14  # rows a record batch of the scan holds at most
+BLOCK_ROWS = 1 << 16  # rows kept are gathered into tables of this many ...
+BLOCK_TABLES = 64  # ... or of this many scans' tables
 RERUN = "rerun the sweep (the same command): it sets the file aside and reruns its jobs"
 
 
@@ -82,8 +87,8 @@ def read_rows(out: Loc, final: Sequence[str] | None = None, every: Sequence[str]
     except (OSError, pa.ArrowException) as exc:
         raise FbenchError(f"cannot read the shards in {out / 'shards'}: {_first(exc)}") from None
     schema = shard_schema(sorted(scans[0].categories | scans[1].categories))
-    return Rows(_joined([t for s in scans for t in s.final], schema, final, skip, out),
-                _joined([t for s in scans for t in s.every], schema, every, skip, out))
+    return Rows(_joined([t for s in scans for t in s.final.done()], schema, final, skip, out),
+                _joined([t for s in scans for t in s.every.done()], schema, every, skip, out))
 
 
 def _none(want: Sequence[str] | None) -> bool:
@@ -104,8 +109,7 @@ class _Scan:
                  skip: Collection[str], shards: bool) -> None:
         self.want, self.skip, self.shards = (final, every), skip, shards
         self.categories: set[str] = set()
-        self.final: list[pa.Table] = []
-        self.every: list[pa.Table] = []
+        self.final, self.every = _Blocks(), _Blocks()
 
     def _columns(self, want: Sequence[str] | None, schema: pa.Schema) -> list[str]:
         names = [c for c in schema.names if c not in self.skip] if want is None else want
@@ -124,14 +128,47 @@ class _Scan:
         if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
             conditions.append(~ds.field("job_id").isin(drop))
         where = functools.reduce(operator.and_, conditions) if conditions else None
-        table = dataset.replace_schema(schema).to_table(columns=read, filter=where)
-        # (one chunk per batch: a chunk per file would hold its arrays' overhead per column)
+        table = _scan(dataset.replace_schema(schema), read, where)
         if not _none(self.want[0]):
-            self.final.append(table.filter(pc.field("is_final")).select(
+            self.final.add(table.filter(pc.field("is_final")).select(
                 list(dict.fromkeys([*final, *ROW_ORDER]))).combine_chunks())
         if not _none(self.want[1]):
-            self.every.append(table.select(list(dict.fromkeys([*every, *ROW_ORDER])))
-                              .combine_chunks())
+            self.every.add(table.select(list(dict.fromkeys([*every, *ROW_ORDER])))
+                           .combine_chunks())
+
+
+def _scan(dataset: ds.Dataset, columns: list[str], where: ds.Expression | None) -> pa.Table:
+    """The rows of ``columns`` that pass ``where``, read one file and one record batch of
+    ``SCAN_ROWS`` ahead (a compacted part's row group is decoded a batch at a time)."""
+    return dataset.scanner(columns=columns, filter=where, batch_size=SCAN_ROWS,
+                           batch_readahead=1, fragment_readahead=1).to_table()
+
+
+class _Blocks:
+    """The scans' tables gathered into one-chunk tables of ``BLOCK_ROWS`` rows or
+    ``BLOCK_TABLES`` scans (a scan of shards gives one final row a file): a table kept per
+    scan would hold its arrays' objects, per column, per scan."""
+
+    def __init__(self) -> None:
+        self.tables: list[pa.Table] = []
+        self._pending: list[pa.Table] = []
+        self._rows = 0
+
+    def add(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self._pending.append(table)
+            self._rows += table.num_rows
+            if self._rows >= BLOCK_ROWS or len(self._pending) >= BLOCK_TABLES:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.tables.append(pa.concat_tables(self._pending).combine_chunks())
+            self._pending, self._rows = [], 0
+
+    def done(self) -> list[pa.Table]:
+        self._flush()
+        return self.tables
 
 
 def _joined(tables: list[pa.Table], schema: pa.Schema, want: Sequence[str] | None,
