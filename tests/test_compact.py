@@ -455,7 +455,7 @@ def _check_crash_everywhere(start: Path, work: Path, crash_at: Callable[[int], l
         assert _counted_rows(out) == expected, where
         assert Layout(out).raw_files == [], where
         listed = {p.name for p in Layout(out).parts}
-        assert {p.name for p in (out / COMPACTED).iterdir()} == listed | {"index.json"}, where
+        assert {p.name for p in (out / COMPACTED).iterdir()} == listed | {"index.parquet"}, where
         shutil.rmtree(out)
         k += 1
     assert _counted_rows(out) == expected
@@ -470,7 +470,7 @@ def test_a_crash_at_any_step_of_a_first_compaction_loses_and_doubles_nothing(
     ops = _check_crash_everywhere(out, tmp_path, crash_at, expand(SPEC))
     renames = [op for op in ops if op.startswith("rename")]
     assert renames == [f"rename to part-00000{i}.parquet" for i in (1, 2, 3)] + [
-        "rename to index.json"]
+        "rename to index.parquet"]
     assert sum(op.startswith("remove") and op.endswith(".parquet") and "part" not in op
                for op in ops) == 6  # the merged shards, after the index
 
@@ -484,7 +484,7 @@ def test_a_crash_at_any_step_of_an_incremental_compaction_loses_and_doubles_noth
     _copy_seed3(swept, out)  # two new jobs
     _rerun(out, expand(SPEC)[0])  # and a rerun of a compacted job
     ops = _check_crash_everywhere(out, tmp_path, crash_at, expand(BIGGER))
-    assert "rename to index.json" in ops
+    assert "rename to index.parquet" in ops
     assert any(op.startswith("remove part-") for op in ops)  # the replaced part, after
 
 
@@ -515,7 +515,7 @@ def test_a_killed_compaction_leaves_nothing_that_counts(out: Path) -> None:
     assert result.unlisted == 2 and "unlisted file" in result.line()
     assert _counted_rows(out) == expected
     assert sorted(p.name for p in (out / COMPACTED).iterdir()) == [
-        "index.json", "part-000002.parquet", "part-000003.parquet", "part-000004.parquet"]
+        "index.parquet", "part-000002.parquet", "part-000003.parquet", "part-000004.parquet"]
 
 
 def test_a_second_compaction_at_once_is_refused(out: Path) -> None:
@@ -555,16 +555,40 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, make: Callable[[Path], Pat
     assert _tree(tmp_path) == before
 
 
-@pytest.mark.parametrize("doc", [
+def _index_with(out: Path, change: str) -> None:
+    """Damage the committed index of ``out`` as ``change`` says: a damaged Parquet index,
+    or (a JSON text) the index replaced by a damaged one of format 1."""
+    path = index_path(out)
+    table = pq.read_table(path)
+    if change == "format":
+        table = table.replace_schema_metadata({"fbench.index_format": "9"})
+    elif change == "part name":
+        table = table.set_column(0, "part", pa.array(["../../x.parquet"] * table.num_rows))
+    elif change == "job twice":
+        table = pa.concat_tables([table, table.slice(0, 1)])
+    elif change == "column":
+        table = table.drop_columns(["shard"])
+    elif change == "not parquet":
+        path.write_text("x")
+        return
+    else:
+        path.unlink()
+        (out / COMPACTED / "index.json").write_text(change)
+        return
+    pq.write_table(table, path)
+
+
+@pytest.mark.parametrize("change", [
+    "format", "part name", "job twice", "column", "not parquet",
     '{"format": 1, "parts": [{"name": 3}]}',
     '{"format": 1, "parts": [{"name": "../../x.parquet", "rows": 1, "jobs": {}}]}',
     "not json",
 ])
-def test_a_damaged_index_is_one_line_exit_2_and_its_fix_works(out: Path, doc: str) -> None:
-    """Prevents a JSON or key error traceback (or a path outside OUT) from a damaged
-    compaction index, and a suggested fix that does not work."""
+def test_a_damaged_index_is_one_line_exit_2_and_its_fix_works(out: Path, change: str) -> None:
+    """Prevents an Arrow, JSON or key error traceback (or a path outside OUT) from a
+    damaged compaction index, of either format, and a suggested fix that does not work."""
     compact(out)
-    index_path(out).write_text(doc)
+    _index_with(out, change)
     sweep = ["sweep", "--seeds", "3", "--policies", "keep_all,ebbinghaus", "--workloads",
              "contradiction", "--horizons", "120", "--executor", "inline", "--no-report",
              "--out", str(out)]
@@ -600,3 +624,24 @@ def test_docs_compact_examples_are_true(out: Path, tmp_path: Path,
         result = CliRunner().invoke(app, argv)
         assert result.exit_code == 0, result.output
         assert isinstance(compact(folder), Compaction)
+
+
+def test_an_index_of_format_1_is_read_and_replaced_by_the_next_compaction(
+        swept: Path, out: Path) -> None:
+    """Prevents a sweep compacted by an earlier fbench (a JSON index of format 1) from
+    becoming unreadable, or keeping its JSON index beside the Parquet one."""
+    compact(out, rows_per_part=40)
+    before = _counted_rows(out)
+    parts = Layout(out).parts
+    legacy = {"format": 1, "parts": [
+        {"name": p.name, "rows": p.rows,
+         "jobs": {j: [s.shard, s.size, s.mtime_ns] for j, s in p.jobs.items()}}
+        for p in parts]}
+    index_path(out).unlink()
+    (out / COMPACTED / "index.json").write_text(json.dumps(legacy))
+    assert Layout(out).parts == parts
+    assert _counted_rows(out) == before
+    _copy_seed3(swept, out)
+    compact(out, rows_per_part=40)
+    assert not (out / COMPACTED / "index.json").exists() and index_path(out).is_file()
+    assert sum(len(p.jobs) for p in Layout(out).parts) == 8

@@ -161,7 +161,7 @@ def test_compaction_and_aggregate_on_s3(s3: dict[str, str], local: Path) -> None
     assert f"merged {N_JOBS} shards" in output
     names = keys("compacted")
     assert not [n for n in names if n.startswith("shards/") and n.endswith(".parquet")]
-    assert {"compacted/index.json", "compacted/part-000001.parquet"} <= set(names)
+    assert {"compacted/index.parquet", "compacted/part-000001.parquet"} <= set(names)
     assert nan_safe(aggregate(uri).to_pylist()) == before == nan_safe(
         aggregate(local).to_pylist())
     code, output = cli("aggregate", uri)

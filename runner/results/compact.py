@@ -3,7 +3,7 @@
 Many small shards are slow to scan (each costs a file open and a footer). Compaction
 moves their rows, unchanged, into ``OUT/compacted/part-NNNNNN.parquet`` files of up
 to ``ROWS_PER_PART`` rows (whole jobs, sorted by workload, policy, job), listed in
-``OUT/compacted/index.json`` (see ``runner.results.layout``). The steps, in this order:
+``OUT/compacted/index.parquet`` (see ``runner.results.layout``). The steps, in this order:
 
 1. read every shard not compacted yet, keeping the ones that validate (a shard that
    does not is left in place: a resumed sweep reruns its job);
@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from runner.errors import FbenchError
-from runner.results.atomic import write_json, write_parquet
+from runner.results.atomic import write_parquet
 from runner.results.layout import (
     COMPACTED,
     PART_NAME,
@@ -46,9 +46,9 @@ from runner.results.layout import (
     SHARDS,
     Layout,
     Part,
+    PartJobs,
     Stamp,
-    index_doc,
-    index_path,
+    write_index,
 )
 from runner.results.shard import column_categories, conform, is_shard_schema, shard_schema
 from runner.results.validate import read_valid_shard
@@ -116,9 +116,9 @@ def check_sweep_folder(out: Loc) -> None:
     if not out.is_dir():
         raise FbenchError(f"{str(out)!r} is a file; give a sweep's output folder")
     if not ((out / "sweep.json").is_file() or (out / SHARDS).is_dir()
-            or index_path(out).is_file()):
+            or (out / COMPACTED).is_dir()):
         raise FbenchError(f"{str(out)!r} is not a sweep's output folder: it has no sweep.json, "
-                          f"{SHARDS}/ or {COMPACTED}/{index_path(out).name}")
+                          f"{SHARDS}/ or {COMPACTED}/")
 
 
 @contextmanager
@@ -171,7 +171,7 @@ def compact(out: str | Loc, rows_per_part: int = ROWS_PER_PART) -> Compaction:
         # 3. commit
         parts = [p for p in lay.parts if p not in rewrite] + writer.parts
         if writer.parts or rewrite:
-            write_json(index_path(out), index_doc(parts))
+            write_index(out, parts)
         # 4. remove what the committed parts now hold, and what no index lists
         for p, s in merged:
             _remove_if_unchanged(p, s, out)
@@ -322,7 +322,7 @@ class PartWriter:
         table = table.combine_chunks()
         name = f"part-{self.number:06d}.parquet"
         write_parquet(self.folder / name, table)
-        self.parts.append(Part(name, table.num_rows, dict(jobs)))
+        self.parts.append(Part(name, table.num_rows, PartJobs.of(jobs)))
         self.number += 1
         self.rows += table.num_rows
 

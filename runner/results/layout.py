@@ -3,9 +3,9 @@
 ```
 OUT/shards/workload=W/policy=P/JOB.parquet   one job's rows, written by `fbench sweep`
 OUT/compacted/part-NNNNNN.parquet            many jobs' rows, written by `fbench compact`
-OUT/compacted/index.json                     the committed parts: each part's row count,
-                                             and for each of its jobs the stamp of the
-                                             shard its rows came from
+OUT/compacted/index.parquet                  the committed parts: a row per compacted
+                                             job, naming its part, the part's row count
+                                             and the stamp of the shard its rows came from
 OUT/commits/SEGMENT.json                     the size and mtime of shards known whole, so
                                              resume need not reopen them
                                              (``runner.results.commits``)
@@ -41,13 +41,16 @@ from pathlib import PurePosixPath
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from runner.errors import FbenchError
+from runner.results.atomic import write_parquet
 from runner.results.commits import Stamps, fold_commits, read_commits, same_stamp
 from runner.results.validate import part_problem, shard_is_valid
 from runner.results.where import (
     ArrowPath,
     Loc,
+    arrow_source,
     files_stat,
     is_remote,
     location,
@@ -57,9 +60,14 @@ from runner.results.where import (
 
 SHARDS = "shards"
 COMPACTED = "compacted"
-INDEX = "index.json"
+INDEX = "index.parquet"
+LEGACY_INDEX = "index.json"  # the index format 1 (read, never written)
 MEMORIES = "memories.json"  # what the report knows of each memory (runner.sweep.memories)
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
+INDEX_SCHEMA = pa.schema([("part", pa.string()), ("part_rows", pa.int64()),
+                          ("job_id", pa.string()), ("shard", pa.string()),
+                          ("size", pa.int64()), ("mtime_ns", pa.int64())],
+                         metadata={"fbench.index_format": str(INDEX_FORMAT)})
 PART_NAME = re.compile(r"part-(\d+)\.parquet")
 # Canonical row order, whatever the layout: the order of the shard files' paths, then
 # checkpoints (so every reader sees the same table from raw shards or compacted parts).
@@ -148,11 +156,46 @@ class Listing:
         found = i < len(self._jobs) and self._jobs[i] == key
         return int(self._order[i]) if found else None
 
-    def has(self, job_ids: list[str]) -> np.ndarray:
-        """For each of ``job_ids``, whether a file of that job is listed."""
-        keys = np.array([j.encode() for j in job_ids], dtype=bytes) if job_ids \
-            else np.array([], "S1")
-        return np.isin(keys, self._jobs)
+    def has(self, job_ids: list[str] | np.ndarray) -> np.ndarray:
+        """For each of ``job_ids`` (strings, or UTF-8 bytes in an array), whether a file of
+        that job is listed."""
+        if not isinstance(job_ids, np.ndarray):
+            job_ids = np.array([j.encode() for j in job_ids], dtype=bytes) if job_ids \
+                else np.array([], "S1")
+        return np.isin(job_ids, self._jobs)
+
+
+class PartJobs(Mapping[str, Stamp]):
+    """A part's jobs, each with the stamp of the shard its rows came from, held as columns
+    sorted by job id (``STAMPS`` and the ids), never an object per job."""
+
+    def __init__(self, ids: pa.Array, stamps: pa.Table) -> None:
+        order = pc.sort_indices(ids)
+        self.stamps = stamps.take(order).combine_chunks()
+        self.ids = ids.take(order)
+        self.id_bytes = np.array(self.ids.to_numpy(zero_copy_only=False), dtype=bytes) \
+            if len(ids) else np.array([], "S1")
+
+    @classmethod
+    def of(cls, jobs: Mapping[str, Stamp]) -> PartJobs:
+        items = list(jobs.items())
+        return cls(pa.array([j for j, _ in items], pa.string()), pa.table(
+            [[s.shard for _, s in items], [s.size for _, s in items],
+             [s.mtime_ns for _, s in items]], schema=STAMPS))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[str]:
+        for start in range(0, len(self.ids), LIST_CHUNK):
+            yield from self.ids.slice(start, LIST_CHUNK).to_pylist()
+
+    def __getitem__(self, job_id: str) -> Stamp:
+        key = job_id.encode()
+        i = int(np.searchsorted(self.id_bytes, key))
+        if i == len(self.id_bytes) or self.id_bytes[i] != key:
+            raise KeyError(job_id)
+        return Stamp(*(self.stamps.column(c)[i].as_py() for c in STAMPS.names))
 
 
 @dataclass(frozen=True)
@@ -161,29 +204,68 @@ class Part:
 
     name: str
     rows: int
-    jobs: Mapping[str, Stamp]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "rows": self.rows,
-                "jobs": {j: [s.shard, s.size, s.mtime_ns] for j, s in sorted(self.jobs.items())}}
+    jobs: PartJobs
 
 
 def index_path(out: Loc) -> Loc:
     return location(out) / COMPACTED / INDEX
 
 
+def _bad_index(path: Loc, why: object) -> FbenchError:
+    return FbenchError(f"{path} is not a valid compaction index ({why}); remove "
+                       f"{path.parent} and resume the sweep (it reruns the jobs it held)")
+
+
 def read_index(out: Loc) -> list[Part]:
-    """The committed parts (none when nothing was compacted)."""
+    """The committed parts (none when nothing was compacted), from ``index.parquet``, or
+    from an ``index.json`` of format 1 when that is all there is."""
     path = index_path(out)
     if not path.is_file():
-        return []
+        legacy = location(out) / COMPACTED / LEGACY_INDEX
+        return _read_legacy_index(legacy) if legacy.is_file() else []
+    try:
+        table = pq.read_table(arrow_source(path))
+        meta = table.schema.metadata or {}
+        if meta.get(b"fbench.index_format") != str(INDEX_FORMAT).encode():
+            raise ValueError(f"format {meta.get(b'fbench.index_format')!r}, "
+                             f"expected {INDEX_FORMAT}")
+        table = table.select(INDEX_SCHEMA.names).cast(INDEX_SCHEMA.remove_metadata())
+        parts = _index_parts(table)
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        raise _bad_index(path, exc) from None
+    return parts
+
+
+def _index_parts(table: pa.Table) -> list[Part]:
+    """The parts of an index table, in the order they first appear; ``ValueError`` for a
+    bad part name, a part with two row counts, or a job listed twice."""
+    if pc.count_distinct(table.column("job_id")).as_py() != table.num_rows:
+        raise ValueError("a job listed twice")
+    names = table.column("part").combine_chunks()
+    first = pc.index_in(names, pc.unique(names)).to_numpy()  # part number of each row
+    order = np.argsort(first, kind="stable")
+    bounds = np.flatnonzero(np.diff(first[order])) + 1
+    parts = []
+    for rows in np.split(order, bounds) if len(order) else []:
+        part = table.take(rows)
+        name = part.column("part")[0].as_py()
+        counts = pc.unique(part.column("part_rows")).to_pylist()
+        if not PART_NAME.fullmatch(name) or len(counts) != 1:
+            raise ValueError(f"bad part {name!r}")
+        parts.append(Part(name, int(counts[0]), PartJobs(
+            part.column("job_id").combine_chunks(), part.select(STAMPS.names))))
+    return parts
+
+
+def _read_legacy_index(path: Loc) -> list[Part]:
+    """The parts an index of format 1 lists (a JSON document, as earlier fbench wrote)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if doc.get("format") != INDEX_FORMAT:
-            raise ValueError(f"format {doc.get('format')!r}, expected {INDEX_FORMAT}")
-        parts = [Part(p["name"], int(p["rows"]),
-                      {j: Stamp(s[0], int(s[1]), int(s[2])) for j, s in p["jobs"].items()})
-                 for p in doc["parts"]]
+        if doc.get("format") != 1:
+            raise ValueError(f"format {doc.get('format')!r}, expected 1")
+        parts = [Part(p["name"], int(p["rows"]), PartJobs.of(
+            {j: Stamp(s[0], int(s[1]), int(s[2])) for j, s in p["jobs"].items()}))
+            for p in doc["parts"]]
         for part in parts:
             if not isinstance(part.name, str) or not PART_NAME.fullmatch(part.name):
                 raise ValueError(f"bad part name {part.name!r}")
@@ -191,13 +273,22 @@ def read_index(out: Loc) -> list[Part]:
             raise ValueError("a job listed twice")
         return parts
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-        raise FbenchError(f"{path} is not a valid compaction index ({exc}); remove "
-                          f"{path.parent} and resume the sweep (it reruns the jobs it held)"
-                          ) from None
+        raise _bad_index(path, exc) from None
 
 
-def index_doc(parts: list[Part]) -> dict[str, object]:
-    return {"format": INDEX_FORMAT, "parts": [p.to_dict() for p in parts]}
+def index_table(parts: list[Part]) -> pa.Table:
+    """The index of ``parts`` (``INDEX_SCHEMA``): a row per job, parts in order."""
+    tables = [pa.table([pa.array([p.name] * len(p.jobs), pa.string()),
+                        pa.array([p.rows] * len(p.jobs), pa.int64()), p.jobs.ids,
+                        *p.jobs.stamps.columns], schema=INDEX_SCHEMA) for p in parts]
+    return pa.concat_tables(tables) if tables else INDEX_SCHEMA.empty_table()
+
+
+def write_index(out: Loc, parts: list[Part]) -> None:
+    """Commit ``parts``: the index written whole (``runner.results.atomic``), then an index
+    of format 1 removed (the new one is read first, so a crash between leaves no doubt)."""
+    write_parquet(index_path(out), index_table(parts))
+    (location(out) / COMPACTED / LEGACY_INDEX).unlink(missing_ok=True)
 
 
 def partition_folders(out: Loc) -> list[str]:
@@ -230,7 +321,7 @@ class Layout:
         self.listing = Listing(self.out)
         self.parts = read_index(self.out)
         # each part's jobs that have a shard (a shard always wins; see the docstring)
-        self._shadowed = {p.name: self.listing.has(list(p.jobs)) for p in self.parts}
+        self._shadowed = {p.name: self.listing.has(p.jobs.id_bytes) for p in self.parts}
         self._compacted: dict[str, Part] | None = None
         self._committed: Stamps | None = None
         self._part_ok: dict[str, bool] = {}
@@ -265,7 +356,8 @@ class Layout:
     @property
     def superseded(self) -> set[str]:
         """Jobs with rows in a committed part that a shard overrides."""
-        return {job for _, job in self._held(shadowed=True)}
+        return {job for p in self.parts
+                for job in p.jobs.ids.filter(pa.array(self._shadowed[p.name])).to_pylist()}
 
     def files(self) -> list[Loc]:
         """Every file holding counted rows: the shards, then the live parts."""
@@ -279,12 +371,10 @@ class Layout:
     def stamps(self) -> pa.Table:
         """One stamp per counted job (``STAMPS``), in path order: what a summary is
         computed from."""
-        held = [p.jobs[job] for p, job in self._held(shadowed=False)]
-        if not held:
+        if not self.parts:
             return self.listing.stamps
-        return in_path_order(pa.concat_tables([self.listing.stamps, pa.table(
-            [[s.shard for s in held], [s.size for s in held], [s.mtime_ns for s in held]],
-            schema=STAMPS)]))
+        held = [p.jobs.stamps.filter(pa.array(~self._shadowed[p.name])) for p in self.parts]
+        return in_path_order(pa.concat_tables([self.listing.stamps, *held])).combine_chunks()
 
     def is_valid(self, job_id: str) -> bool:
         """The job's counted rows are there and whole (a shard validates, or the part
@@ -317,6 +407,7 @@ def remove_all(out: Loc) -> None:
     so that an interruption leaves only unlisted parts, which count for nothing."""
     lay = Layout(out)
     index_path(out).unlink(missing_ok=True)
+    (location(out) / COMPACTED / LEGACY_INDEX).unlink(missing_ok=True)
     for part in lay.parts:
         lay.part_path(part).unlink(missing_ok=True)
     for path in lay.raw_files:
