@@ -166,11 +166,9 @@ def _duplicate_error(final: pa.Table) -> None:
                 "or sweep into a fresh folder")
 
 
-def _metric_values(final: pa.Table, name: str, values: np.ndarray,
-                   missing: np.ndarray) -> None:
+def _metric_values(col: pa.ChunkedArray, values: np.ndarray, missing: np.ndarray) -> None:
     """Fills ``values`` with the column's values (null -> nan) and ``missing`` with the
     mask of nulls (the shard lacked the column), in place: no matrix is made twice."""
-    col = final.column(name)
     missing[:] = col.is_null().to_numpy(zero_copy_only=False)
     values[:] = pc.fill_null(col, math.nan).to_numpy()
 
@@ -191,13 +189,12 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: b
     stamps = Layout(out).stamps()
     shards, n_shards = fingerprint(stamps), stamps.num_rows
     del stamps
-    rows = load_shards(out, final_only=True, skip=UNUSED) if final is None else final
-    policies = sorted(set(pc.unique(rows.column("policy")).to_pylist()))
+    seeds = PerSeed.of(final) if final is not None else \
+        PerSeed.taking([load_shards(out, final_only=True, skip=UNUSED)])
+    policies = sorted({cell[3] for cell in seeds.cells})
     if require_baseline and baseline not in policies:
         raise FbenchError(f"baseline policy {baseline!r} is not in the shards; present: "
                           f"{', '.join(policies)} (choose one with --baseline)")
-    seeds = PerSeed.of(rows)
-    del rows  # (read here: the per-seed table is all the statistics need from now on)
     meta = {
         "fbench.baseline": baseline,
         "fbench.ci_method": stats.CI_METHOD,
@@ -234,14 +231,26 @@ class PerSeed:
 
     @classmethod
     def of(cls, final: pa.Table) -> PerSeed:
+        return cls.taking([final])
+
+    @classmethod
+    def taking(cls, held: list[pa.Table]) -> PerSeed:
+        """``of`` the one table in ``held``, taken out of it: when that was the rows' last
+        reference, each metric's column is freed once its values are copied, so the rows
+        and the matrix are never both whole."""
+        final = held.pop()
         cells = _cells(final)
         metrics = compared_metrics(final.column_names)
-        values = np.empty((final.num_rows, len(metrics)), dtype=np.float64)
-        missing = np.empty((final.num_rows, len(metrics)), dtype=bool)
+        seeds = np.asarray(final.column("seed").to_numpy(), dtype=np.int64)
+        embedders = cell_embedders(final, cells)
+        columns = {m.name: final.column(m.name) for m in metrics}
+        n_rows = final.num_rows
+        del final
+        values = np.empty((n_rows, len(metrics)), dtype=np.float64)
+        missing = np.empty((n_rows, len(metrics)), dtype=bool)
         for j, m in enumerate(metrics):
-            _metric_values(final, m.name, values[:, j], missing[:, j])
-        return cls(cells, np.asarray(final.column("seed").to_numpy(), dtype=np.int64),
-                   cell_embedders(final, cells), metrics, values, missing)
+            _metric_values(columns.pop(m.name), values[:, j], missing[:, j])
+        return cls(cells, seeds, embedders, metrics, values, missing)
 
 
 def _summary_rows(seeds: PerSeed, baseline: str) -> dict[str, list[Any]]:
