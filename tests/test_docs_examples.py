@@ -399,3 +399,21 @@ def test_docs_name_no_old_result_folders() -> None:
         for line in outside_plain_fences(text):
             assert not old.search(line), (name, line)
         assert "[RESULTS.html]" not in text, name
+
+
+def test_aggregate_memory_figures_in_the_docs_are_the_benchmarks() -> None:
+    """Prevents docs/sweeps.md from quoting aggregate's peak RSS (measured and projected
+    to 1,000,000 jobs) other than benchmarks/results.json holds."""
+    text = " ".join((DOCS / "sweeps.md").read_text().split())
+    found = re.search(r"([\d,]+), ([\d,]+) and ([\d,]+) MB raw, ([\d,]+), ([\d,]+) and "
+                      r"([\d,]+) MB compacted, on paper ([\d.]+) GB and ([\d.]+) GB", text)
+    assert found is not None
+    run = json.loads((ROOT / "benchmarks" / "results.json").read_text())[
+        "aggregate_memory"]["runs"]["after"]
+    peak = {(r["layout"], r["jobs"]): r["peak_rss_mb"] for r in run["rows"]
+            if r["command"] == "aggregate"}
+    quoted = [f"{peak[(layout, n)]:,.0f}" for layout in ("raw", "compacted")
+              for n in (10_000, 100_000, 300_000)]
+    projected = [f"{run['fits'][f'aggregate {layout}']['peak_rss_mb']['projected'] / 1000:.2f}"
+                 for layout in ("raw", "compacted")]
+    assert list(found.groups()) == quoted + projected
