@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from runner.results.layout import Layout, Listing, Stamp
 
 
@@ -42,11 +44,12 @@ def test_listing_holds_every_shard_in_path_order_with_its_stamp(tmp_path: Path) 
     assert listing.locs(1, 3) == [tmp_path / s.shard for s in want[1:3]]
     assert [listing.index(j) for j in ("j1", "j2", "j3", "z", "j4", "j")] == [
         0, 2, 1, 3, None, None]
-    assert listing.has(["z", "j9", "j3"]).tolist() == [True, False, True]
+    assert listing.has(np.array([b"z", b"j9", b"j3"])).tolist() == [True, False, True]
 
 
 def test_an_empty_or_missing_shards_folder_lists_nothing(tmp_path: Path) -> None:
     """Prevents an error (or a phantom file) where a sweep has not written yet."""
     lay = Layout(tmp_path)
     assert (len(lay.listing), lay.raw_files, lay.stamps().num_rows) == (0, [], 0)
-    assert lay.listing.index("j1") is None and lay.listing.has([]).tolist() == []
+    assert lay.listing.index("j1") is None
+    assert lay.listing.has(np.array([], "S1")).tolist() == []

@@ -156,12 +156,8 @@ class Listing:
         found = i < len(self._jobs) and self._jobs[i] == key
         return int(self._order[i]) if found else None
 
-    def has(self, job_ids: list[str] | np.ndarray) -> np.ndarray:
-        """For each of ``job_ids`` (strings, or UTF-8 bytes in an array), whether a file of
-        that job is listed."""
-        if not isinstance(job_ids, np.ndarray):
-            job_ids = np.array([j.encode() for j in job_ids], dtype=bytes) if job_ids \
-                else np.array([], "S1")
+    def has(self, job_ids: np.ndarray) -> np.ndarray:
+        """For each of ``job_ids`` (UTF-8 bytes), whether a file of that job is listed."""
         return np.isin(job_ids, self._jobs)
 
 
@@ -338,15 +334,9 @@ class Layout:
     def compacted(self) -> dict[str, Part]:
         """job -> its part, for the jobs without a shard."""
         if self._compacted is None:
-            self._compacted = {job: p for p, job in self._held(shadowed=False)}
+            self._compacted = {job: p for p in self.parts for job in p.jobs.ids.filter(
+                pa.array(~self._shadowed[p.name])).to_pylist()}
         return self._compacted
-
-    def _held(self, shadowed: bool) -> Iterator[tuple[Part, str]]:
-        """Each part's jobs with a shard (``shadowed``) or without one."""
-        for part in self.parts:
-            for job, has in zip(part.jobs, self._shadowed[part.name], strict=True):
-                if has == shadowed:
-                    yield part, job
 
     @property
     def live_parts(self) -> list[Part]:
