@@ -191,7 +191,7 @@ def test_last_write_wins_checks_only_the_new_entrys_slot(
     ("contradiction", "learned_forget", (("policy.prune_threshold", "0.2"),)),
     ("lifecycle", "learned_forget", ()),
     ("lifecycle", "pinned.learned_forget", ()),
-    ("lifecycle", "learned_forget", (("store.budget", "300"),)),
+    ("lifecycle", "learned_forget", (("store.budget", "300"), ("policy.prune_threshold", "0.05"))),
 ])
 @pytest.mark.parametrize("scalar", [0, 10**6])
 def test_learned_forget_reads_only_the_rows_that_can_be_due(

@@ -83,6 +83,39 @@ def test_blas_products_are_decomposed_to_the_same_values(beta: float, alpha: flo
     torch.testing.assert_close(portable_grad, grad(reference))
 
 
+def test_sqrt_is_correctly_rounded_under_portable_math() -> None:
+    """Prevents training's square roots (Adam's second moment, L-BFGS's line search)
+    from running on MKL VML's sqrt, which is not correctly rounded and whose bits
+    change with the CPU model and MKL_CBWR: under PortableMath every float32 sqrt, of
+    a tensor or a 0-dim one, equals the IEEE result bit for bit."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.rand(200_000, generator=g) * 10,
+                   torch.rand(1000, generator=g) * 1e-30, torch.tensor([0.0, 1.0, 4.0])])
+    exact = torch.from_numpy(x.double().numpy() ** 0.5).float()
+    mode = PortableMath()
+    with mode:
+        got = torch.sqrt(x)
+        scalar = x[7].sqrt()
+    assert "sqrt" in mode.seen
+    assert torch.equal(got, exact)
+    assert scalar.shape == () and torch.equal(scalar, exact[7])
+
+
+@pytest.mark.slow
+def test_retraining_does_not_depend_on_mkl_s_mode(tmp_path: Path) -> None:
+    """Prevents weights that move with the machine through MKL: the tagger (Adam, so
+    square roots every step) retrained in the pinned worker with MKL_CBWR forced to
+    COMPATIBLE, AVX2 and AVX512 gives the same file, byte for byte."""
+    files = []
+    for mode in ("COMPATIBLE", "AVX2", "AVX512"):
+        out = tmp_path / f"{mode}.safetensors"
+        subprocess.run([sys.executable, "-m", "runner.train.isolated", "tagger", str(out)],
+                       env={**pinned_env(), "MKL_CBWR": mode}, check=True,
+                       capture_output=True, timeout=300)
+        files.append(out.read_bytes())
+    assert files[0] == files[1] == files[2]
+
+
 def test_an_op_outside_the_list_stops_training_naming_it() -> None:
     """Prevents a new layer from bringing a CPU-dependent kernel (oneDNN's convolution,
     fbgemm's embedding bag) into training unnoticed: the op is refused by name."""

@@ -9,13 +9,15 @@ kernels. Three things pin every numeric path training takes:
   ATen's ``default`` kernels (a fixed vector width and no FMA, whatever the CPU
   offers), glibc's baseline libm variants (its FMA variants of exp, log, sin, ...
   round differently), one thread everywhere, MKL and oneDNN pinned to their
-  conditional-reproducibility / lowest ISA modes. oneDNN is off the path; MKL is
-  not: torch's CPU ``sqrt`` (in ``ATEN_OPS``, used by Adam and L-BFGS) runs on MKL
-  VML, whose bits move with ``MKL_CBWR``.
+  conditional-reproducibility / lowest ISA modes. oneDNN and MKL are then off
+  the path (``PortableMath`` takes the two MKL kernels training would reach).
 * ``PortableMath``, a dispatch mode active for the whole of training (forward,
   backward and optimizer): BLAS products (``mm``, ``addmm``, ``mv``, ``addmv``,
   ``dot``), whose MKL kernels depend on the CPU model, are computed as a
-  broadcast multiply and one ATen sum in a fixed order; any other op must be in
+  broadcast multiply and one ATen sum in a fixed order; ``sqrt`` (Adam's and
+  L-BFGS's), whose float kernel is MKL VML's and is not correctly rounded, with
+  bits that move with the CPU and ``MKL_CBWR``, is numpy's IEEE square root,
+  correctly rounded on every CPU; any other op must be in
   ``ATEN_OPS``, ATen's own elementwise, reduction, indexing and copy kernels, or
   training stops naming the op (so a new layer cannot bring a CPU-dependent
   kernel back silently).
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -82,8 +85,15 @@ def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a * b).sum()
 
 
-# BLAS products, decomposed into ATen's own multiply and sum.
+def _sqrt(x: torch.Tensor) -> torch.Tensor:
+    """IEEE square root (correctly rounded on every CPU), through numpy: ATen's float
+    ``sqrt`` runs on MKL VML, whose bits depend on the CPU model."""
+    return torch.from_numpy(np.asarray(np.sqrt(x.detach().numpy()))).to(x.dtype)
+
+
+# BLAS products, decomposed into ATen's own multiply and sum; sqrt, off MKL.
 DECOMPOSED: dict[Any, Callable[..., torch.Tensor]] = {
+    aten.sqrt.default: _sqrt,
     aten.mm.default: _mm,
     aten.mv.default: _mv,
     aten.addmm.default: _addmm,
@@ -106,7 +116,7 @@ ATEN_OPS = frozenset({
     # elementwise arithmetic and comparisons
     "abs", "add", "add_", "addcdiv_", "addcmul", "addcmul_", "bitwise_and", "bitwise_or",
     "clamp", "div", "div_", "eq", "floor", "ge", "gt", "le", "lerp_", "lt", "mul", "mul_",
-    "ne", "neg", "pow", "reciprocal", "relu", "relu_", "rsub", "sigmoid", "sqrt", "sub",
+    "ne", "neg", "pow", "reciprocal", "relu", "relu_", "rsub", "sigmoid", "sub",
     "threshold_backward", "where",
     # reductions and losses
     "_log_softmax", "_log_softmax_backward_data", "binary_cross_entropy_with_logits",
