@@ -10,7 +10,8 @@ kernels. Three things pin every numeric path training takes:
   offers), glibc's baseline libm variants (its FMA variants of exp, log, sin, ...
   round differently), one thread everywhere, MKL and oneDNN pinned to their
   conditional-reproducibility / lowest ISA modes. oneDNN and MKL are then off
-  the path (``PortableMath`` takes the two MKL kernels training would reach).
+  the path (``PortableMath`` takes over the MKL kernels training would reach: BLAS
+  products and ``sqrt``).
 * ``PortableMath``, a dispatch mode active for the whole of training (forward,
   backward and optimizer): BLAS products (``mm``, ``addmm``, ``mv``, ``addmv``,
   ``dot``), whose MKL kernels depend on the CPU model, are computed as a
