@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -183,3 +186,19 @@ def test_train_unknown_model() -> None:
     """Guards against `train nosuchmodel` crashing or writing weights instead of a one-line
     error listing the known models."""
     assert_user_error(invoke("train", "nosuchmodel"), "unknown model 'nosuchmodel'")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fbench picks jemalloc on Linux only")
+@pytest.mark.parametrize(("user", "pool"), [(None, "jemalloc"), ("system", "system")])
+def test_the_command_line_picks_arrow_pool(user: str | None, pool: str) -> None:
+    """Prevents the aggregate's peak RSS growing with the pages Arrow's default pool keeps
+    (mimalloc): a process that loads ``runner.cli`` allocates Arrow memory from jemalloc,
+    and a pool the user names in ``ARROW_DEFAULT_MEMORY_POOL`` is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if user is not None:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = user
+    code = "import runner.cli, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout.strip() == pool
+    assert proc.stderr == ""
