@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -91,14 +91,14 @@ class _Figure:
 class _Inputs:
     """What the figures read, made from the tables once in each process that draws."""
 
-    def __init__(self, summary: pa.Table, shards: pa.Table) -> None:
+    def __init__(self, summary: pa.Table, final: pa.Table, every: pa.Table) -> None:
         self.summ = PlotSummary(summary)
-        self.shards = shards
-        self.full = params_full(shards)
+        self.final, self.every = final, every
+        self.full = params_full(final)
 
     @cached_property
     def fitted(self) -> dict[tuple[str, int], scaling.Study]:
-        return {(st.workload, st.k): st for st in scaling.studies(self.shards,
+        return {(st.workload, st.k): st for st in scaling.studies(self.final,
                                                                    self.summ.baseline)}
 
 
@@ -109,7 +109,7 @@ def _draw(fig: _Figure, inputs: _Inputs) -> list[str]:
             return scaling_figure(inputs.fitted[fig.shows], fig.path, inputs.summ.baseline)
         setting = cast(Setting, fig.shows)
         if fig.kind == "bloat":
-            bloat_figure(setting, inputs.summ.variants(setting), inputs.shards, fig.path,
+            bloat_figure(setting, inputs.summ.variants(setting), inputs.every, fig.path,
                          inputs.summ.baseline)
         else:
             xm, ym, what = FRONTIERS[fig.kind]
@@ -117,23 +117,25 @@ def _draw(fig: _Figure, inputs: _Inputs) -> list[str]:
     return []
 
 
+# The tables a helper reads, in ``_Inputs``' order.
+TABLES = ("summary", "final", "every")
 _HELPER: _Inputs | None = None  # a helper process's inputs (``runner.report.pool``)
 
 
 def _start_helper(folder: str) -> None:
     """A helper's inputs, from the tables ``_shared`` wrote (memory-mapped)."""
     global _HELPER
-    summary, shards = (pa.ipc.open_file(pa.memory_map(f"{folder}/{name}.arrow")).read_all()
-                       for name in ("summary", "shards"))
-    _HELPER = _Inputs(summary, shards)
+    summary, final, every = (pa.ipc.open_file(pa.memory_map(f"{folder}/{name}.arrow"))
+                             .read_all() for name in TABLES)
+    _HELPER = _Inputs(summary, final, every)
 
 
 @contextmanager
-def _shared(summary: pa.Table, shards: pa.Table, helpers: int) -> Iterator[str]:
-    """A temporary folder holding the tables for helpers (none written without any)."""
+def _shared(tables: Sequence[pa.Table], helpers: int) -> Iterator[str]:
+    """A temporary folder holding the ``TABLES`` for helpers (none written without any)."""
     with tempfile.TemporaryDirectory(prefix="fbench-plots-") as folder:
         if helpers > 0:
-            for name, table in (("summary", summary), ("shards", shards)):
+            for name, table in zip(TABLES, tables, strict=True):
                 with pa.OSFile(f"{folder}/{name}.arrow", "wb") as sink, \
                         pa.ipc.new_file(sink, table.schema) as writer:
                     writer.write_table(table)
@@ -145,19 +147,21 @@ def _draw_in_helper(fig: _Figure) -> list[str]:
     return _draw(fig, _HELPER)
 
 
-def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table,
+def write_plots(plots_dir: Path, summary: pa.Table, final: pa.Table, every: pa.Table,
                 helpers: int | None = 0) -> Plots:
-    """Every figure for the summary (and the shards' checkpoint rows) into ``plots_dir``.
+    """Every figure for the summary, each job's ``final`` row and ``every`` checkpoint row
+    into ``plots_dir``.
 
     ``helpers``: how many spawned processes draw some of them (``runner.report.pool``);
     ``None``, one per other core when there are enough figures (the CLI's choice). A
     spawned process imports the caller's main module, so a script that asks for helpers
     must guard its own work with ``if __name__ == "__main__":``.
 
-    ``shards`` needs the cell columns, ``t``, ``params_full`` and
-    ``runner.analysis.scaling.COLUMNS`` (its final rows give the scaling plots' points)."""
+    ``final`` needs the cell columns, ``params_full`` and ``runner.analysis.scaling.COLUMNS``
+    (the scaling plots' points); ``every`` the cell columns, ``t`` and the memory-growth
+    metrics (``runner.report.plot_setting.BLOAT_METRICS``)."""
     plots_dir = Path(plots_dir)
-    inputs = _Inputs(summary, shards)
+    inputs = _Inputs(summary, final, every)
     summ = inputs.summ
     result = Plots()
     figures: list[_Figure] = []
@@ -190,7 +194,7 @@ def write_plots(plots_dir: Path, summary: pa.Table, shards: pa.Table,
         result.plots.append(Plot("scaling", f"Final size, tokens and seconds vs horizon "
                                  f"(log–log) — {w}, k={k}", path, w, k, None))
     helpers = pool.helpers_for(len(figures)) if helpers is None else helpers
-    with _shared(summary, shards, helpers) as folder:
+    with _shared((summary, final, every), helpers) as folder:
         drawn = pool.share(figures, partial(_draw, inputs=inputs), _draw_in_helper,
                            _start_helper, (folder,), helpers)
     for note in notes:
