@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,20 +128,28 @@ class _Scan:
         if drop:  # rows a shard overrides (a rerun, or a copy a crash left)
             conditions.append(~ds.field("job_id").isin(drop))
         where = functools.reduce(operator.and_, conditions) if conditions else None
-        table = _scan(dataset.replace_schema(schema), read, where)
-        if not _none(self.want[0]):
-            self.final.add(table.filter(pc.field("is_final")).select(
-                list(dict.fromkeys([*final, *ROW_ORDER]))).combine_chunks())
-        if not _none(self.want[1]):
-            self.every.add(table.select(list(dict.fromkeys([*every, *ROW_ORDER])))
-                           .combine_chunks())
+        keep_final = list(dict.fromkeys([*final, *ROW_ORDER]))
+        keep_every = list(dict.fromkeys([*every, *ROW_ORDER]))
+        finals: list[pa.Table] = []
+        everys: list[pa.Table] = []
+        for batch in _scan(dataset.replace_schema(schema), read, where):
+            table = pa.Table.from_batches([batch])
+            if not _none(self.want[0]):
+                finals.append(table.filter(pc.field("is_final")).select(keep_final))
+            if not _none(self.want[1]):
+                everys.append(table.select(keep_every))
+        for blocks, pieces in ((self.final, finals), (self.every, everys)):
+            if pieces:
+                blocks.add(pa.concat_tables(pieces).combine_chunks())
 
 
-def _scan(dataset: ds.Dataset, columns: list[str], where: ds.Expression | None) -> pa.Table:
-    """The rows of ``columns`` that pass ``where``, read one file and one record batch of
-    ``SCAN_ROWS`` ahead (a compacted part's row group is decoded a batch at a time)."""
+def _scan(dataset: ds.Dataset, columns: list[str],
+          where: ds.Expression | None) -> Iterator[pa.RecordBatch]:
+    """The record batches of ``columns`` that pass ``where``, in file order, read one file
+    and one batch of ``SCAN_ROWS`` ahead: a batch's columns that neither table keeps are
+    freed with it (a compacted part's row group is decoded a batch at a time)."""
     return dataset.scanner(columns=columns, filter=where, batch_size=SCAN_ROWS,
-                           batch_readahead=1, fragment_readahead=1).to_table()
+                           batch_readahead=1, fragment_readahead=1).to_batches()
 
 
 class _Blocks:
