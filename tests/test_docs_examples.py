@@ -401,19 +401,64 @@ def test_docs_name_no_old_result_folders() -> None:
         assert "[RESULTS.html]" not in text, name
 
 
+def aggregate_memory_text() -> str:
+    """docs/sweeps.md's sentences on aggregate's and the report's peak RSS, as
+    benchmarks/results.json's ``aggregate_memory`` gives them."""
+    entry = json.loads((ROOT / "benchmarks" / "results.json").read_text())["aggregate_memory"]
+    runs, cells = entry["runs"], entry["cell_table"]
+
+    def peaks(label: str, command: str, layout: str) -> str:
+        rows = {r["jobs"]: r["peak_rss_mb"] for r in runs[label]["rows"]
+                if (r["command"], r["layout"]) == (command, layout)}
+        first, second, third = (f"{rows[n]:,.0f}" for n in (10_000, 100_000, 300_000))
+        return f"{first}, {second} and {third}"
+
+    fit = {layout: runs["after"]["fits"][f"aggregate {layout}"]["peak_rss_mb"]
+           for layout in ("raw", "compacted")}
+    per_row = cells["300000"]
+    return (f"{peaks('after', 'aggregate', 'raw')} MB raw, "
+            f"{peaks('after', 'aggregate', 'compacted')} MB compacted, on paper "
+            f"{fit['raw']['projected'] / 1000:.2f} GB and "
+            f"{fit['compacted']['projected'] / 1000:.2f} GB at 1,000,000 jobs "
+            f"({fit['raw']['per_1000_jobs']:.2f} and {fit['compacted']['per_1000_jobs']:.2f} "
+            f"MB per 1,000 jobs, against {per_row['arrow_bytes_per_row'] / 1000:.2f} for the "
+            f"final rows' Arrow table and {per_row['values_mb'] / per_row['jobs'] * 1000:.2f} "
+            "for the per-seed matrix made from it, column by column). "
+            "Arrow allocates from jemalloc, its freed pages returned to the system at once "
+            "(`ARROW_DEFAULT_MEMORY_POOL` names another pool); under pyarrow's default, "
+            "mimalloc, the same compacted runs peaked at "
+            f"{peaks('after-mimalloc', 'aggregate', 'compacted')} MB. With `--report` it "
+            "measures `fbench report` too, which besides each job's final row keeps eight "
+            "columns of every checkpoint for the memory-growth plots: "
+            f"{peaks('after', 'report', 'compacted')} MB at 10,000, 100,000 and 300,000 "
+            "compacted jobs.")
+
+
 def test_aggregate_memory_figures_in_the_docs_are_the_benchmarks() -> None:
-    """Prevents docs/sweeps.md from quoting aggregate's peak RSS (measured and projected
-    to 1,000,000 jobs) other than benchmarks/results.json holds."""
+    """Prevents docs/sweeps.md from quoting aggregate's or the report's peak RSS (measured,
+    per 1,000 jobs and projected to 1,000,000 jobs) other than benchmarks/results.json
+    holds."""
     text = " ".join((DOCS / "sweeps.md").read_text().split())
-    found = re.search(r"([\d,]+), ([\d,]+) and ([\d,]+) MB raw, ([\d,]+), ([\d,]+) and "
-                      r"([\d,]+) MB compacted, on paper ([\d.]+) GB and ([\d.]+) GB", text)
-    assert found is not None
-    run = json.loads((ROOT / "benchmarks" / "results.json").read_text())[
-        "aggregate_memory"]["runs"]["after"]
-    peak = {(r["layout"], r["jobs"]): r["peak_rss_mb"] for r in run["rows"]
-            if r["command"] == "aggregate"}
-    quoted = [f"{peak[(layout, n)]:,.0f}" for layout in ("raw", "compacted")
-              for n in (10_000, 100_000, 300_000)]
-    projected = [f"{run['fits'][f'aggregate {layout}']['peak_rss_mb']['projected'] / 1000:.2f}"
-                 for layout in ("raw", "compacted")]
-    assert list(found.groups()) == quoted + projected
+    assert aggregate_memory_text() in text
+
+
+def test_library_choices_quote_the_benchmarks() -> None:
+    """Prevents docs/architecture.md from justifying the results side's libraries with
+    figures other than benchmarks/results.json holds: the readers' seconds and peak RSS,
+    and aggregate's peak at 300,000 compacted jobs under each Arrow memory pool."""
+    text = " ".join((DOCS / "architecture.md").read_text().split())
+    results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+    readers = results["readers"]
+    duck, ours = readers["result"]["duckdb"], readers["result"]["fbench"]
+    quoted = (f"the committed sweeps' {readers['files']:,} files in "
+              f"{duck['median_seconds']:.1f} s at {duck['median_peak_rss_mb']:,.0f} MB peak "
+              f"RSS; the pyarrow reader took {ours['median_seconds']:.1f} s at "
+              f"{ours['median_peak_rss_mb']:,.0f} MB")
+    assert quoted in text
+    runs = results["aggregate_memory"]["runs"]
+    peak = {label: next(r["peak_rss_mb"] for r in runs[label]["rows"]
+                        if (r["command"], r["layout"], r["jobs"])
+                        == ("aggregate", "compacted", 300_000))
+            for label in ("after-mimalloc", "after")}
+    assert (f"{peak['after-mimalloc']:,.0f} MB with pyarrow's default (mimalloc), "
+            f"{peak['after']:,.0f} MB with jemalloc") in text
