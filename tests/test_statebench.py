@@ -171,6 +171,33 @@ def test_a_statebench_sweep_runs_inline_and_on_ray_with_per_track_metrics(tmp_pa
            "supersession_detection, supersession_maintain): in `ray/RESULTS.md`" in other
 
 
+def test_scans_of_other_categories_read_as_one_table(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prevents a read that fails when the files of one scan have query categories of
+    their own (StateBench's tracks) and another scan's have none: a sweep of both
+    workloads, read a file at a time, gives every row, the tracks' columns null for the
+    lifecycle job, and ``fbench aggregate`` gives a summary."""
+    import runner.results.load as load
+    from runner.job.execute import execute
+    from runner.results.aggregate import aggregate
+    from runner.results.shard import shard_path, write_shard
+    from runner.spec.resolve import make_spec
+
+    out = tmp_path / "mixed"
+    for workload in ("lifecycle", "statebench", "lifecycle.bursty"):
+        spec = make_spec(workload, "keep_all", 0, horizon=30)
+        done = execute(spec.canonical_json(), "inline")
+        assert done.table is not None, done.error
+        write_shard(shard_path(out, spec), done.table)
+    monkeypatch.setattr(load, "FILES_PER_SCAN", 1)
+    final = load.load_shards(out, final_only=True)
+    column = "n_queries_supersession_maintain"
+    assert final.column("workload").to_pylist() == ["lifecycle", "lifecycle.bursty",
+                                                    "statebench"]
+    assert [v is None for v in final.column(column).to_pylist()] == [True, True, False]
+    assert aggregate(out).num_rows > 0
+
+
 @pytest.mark.slow
 def test_workloads_page_states_what_one_stream_holds() -> None:
     """Prevents the StateBench counts of the Workloads page drifting from the stream: its

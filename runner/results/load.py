@@ -171,7 +171,10 @@ class _Blocks:
 
     def _flush(self) -> None:
         if self._pending:
-            self.tables.append(pa.concat_tables(self._pending).combine_chunks())
+            # (scans of files with other query categories have other columns: unified
+            # by name, a column a scan lacks null; ``_joined`` then orders them)
+            self.tables.append(pa.concat_tables(self._pending, promote_options="default")
+                               .combine_chunks())
             self._pending, self._rows = [], 0
 
     def done(self) -> list[pa.Table]:
