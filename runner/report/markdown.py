@@ -99,9 +99,9 @@ def write_report(out: str | Loc, output: Path | None = None,
     folders = [out, *map(location, include)]
     rows = {f: read_rows(f, final=None, every=CHECKPOINT_COLUMNS, skip=FINAL_UNREAD)
             for f in folders}  # (each folder's files read once)
-    tables = {f: _tables(f, rows[f].final) for f in folders}
     final = {f: rows[f].final for f in folders}
-    evidence = [Evidence(f, rows[f].final) for f in folders]
+    tables = {f: _tables(f, final[f]) for f in folders}
+    evidence = [Evidence(f, final[f]) for f in folders]
     results = claims_mod.evaluate(evidence)
     repro = reproduction.rows(evidence, results)
     top = findings([("" if f == out else f.name, ReportIndex(tables[f][0], final[f]),
@@ -125,7 +125,7 @@ def write_report(out: str | Loc, output: Path | None = None,
     if html is not None:
         from runner.report.drill import sweep_evidence
 
-        cells = [c for f in folders for c in sweep_evidence(f, rows[f].final, f.name)]
+        cells = [c for f in folders for c in sweep_evidence(f, final[f], f.name)]
         _write_page(blocks, output.parent, [(f.name, tables[f][1]) for f in folders], cells,
                     html)
     return output
@@ -183,12 +183,12 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
            memories: incumbents.Memories | None = None,
            included_from: str | None = None) -> list[Block]:
     """The report's blocks, from the summary and each job's ``final`` row; plot paths are
-    relative to ``folder``. It leads with the
-    answer: what ran, the numbered findings (the seeds' claims first), the reproduction
-    table and one figure; then a compact table per setting. ``found``: the findings
-    (default: this sweep's own). ``included_from``: the folder of a sweep included in
-    another's report, whose equal-memory and per-category tables stay in its own report,
-    its method said by what differs, its metric legend left to the report it is in."""
+    relative to ``folder``. It leads with the answer: what ran, the numbered findings (the
+    seeds' claims first), the reproduction table and one figure; then a compact table per
+    setting. ``found``: the findings (default: this sweep's own). ``included_from``: the
+    folder of a sweep included in another's report, whose equal-memory and per-category
+    tables stay in its own report, its method said by what differs, its metric legend left
+    to the report it is in."""
     idx = ReportIndex(summary, final)
     cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(final, idx.baseline)
