@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -401,6 +402,13 @@ def test_docs_name_no_old_result_folders() -> None:
         assert "[RESULTS.html]" not in text, name
 
 
+def peak_rss(runs: dict[str, Any], label: str, command: str, layout: str, jobs: int) -> str:
+    """A measured peak RSS of ``benchmarks/results.json``'s ``aggregate_memory`` runs, in
+    MB as the docs print it."""
+    return next(f"{r['peak_rss_mb']:,.0f}" for r in runs[label]["rows"]
+                if (r["command"], r["layout"], r["jobs"]) == (command, layout, jobs))
+
+
 def aggregate_memory_text() -> str:
     """docs/sweeps.md's sentences on aggregate's and the report's peak RSS, as
     benchmarks/results.json's ``aggregate_memory`` gives them."""
@@ -408,9 +416,8 @@ def aggregate_memory_text() -> str:
     runs, cells = entry["runs"], entry["cell_table"]
 
     def peaks(label: str, command: str, layout: str) -> str:
-        rows = {r["jobs"]: r["peak_rss_mb"] for r in runs[label]["rows"]
-                if (r["command"], r["layout"]) == (command, layout)}
-        first, second, third = (f"{rows[n]:,.0f}" for n in (10_000, 100_000, 300_000))
+        first, second, third = (peak_rss(runs, label, command, layout, n)
+                                for n in (10_000, 100_000, 300_000))
         return f"{first}, {second} and {third}"
 
     fit = {layout: runs["after"]["fits"][f"aggregate {layout}"]["peak_rss_mb"]
@@ -424,7 +431,8 @@ def aggregate_memory_text() -> str:
             f"MB per 1,000 jobs, against {per_row['arrow_bytes_per_row'] / 1000:.2f} for the "
             f"final rows' Arrow table and {per_row['values_mb'] / per_row['jobs'] * 1000:.2f} "
             "for the per-seed matrix made from it, column by column). "
-            "Arrow allocates from jemalloc, its freed pages returned to the system at once "
+            "On Linux, Arrow allocates from jemalloc, its freed pages returned to the system "
+            "at once "
             "(`ARROW_DEFAULT_MEMORY_POOL` names another pool); under pyarrow's default, "
             "mimalloc, the same compacted runs peaked at "
             f"{peaks('after-mimalloc', 'aggregate', 'compacted')} MB. With `--report` it "
@@ -456,9 +464,7 @@ def test_library_choices_quote_the_benchmarks() -> None:
               f"{ours['median_peak_rss_mb']:,.0f} MB")
     assert quoted in text
     runs = results["aggregate_memory"]["runs"]
-    peak = {label: next(r["peak_rss_mb"] for r in runs[label]["rows"]
-                        if (r["command"], r["layout"], r["jobs"])
-                        == ("aggregate", "compacted", 300_000))
+    peak = {label: peak_rss(runs, label, "aggregate", "compacted", 300_000)
             for label in ("after-mimalloc", "after")}
-    assert (f"{peak['after-mimalloc']:,.0f} MB with pyarrow's default (mimalloc), "
-            f"{peak['after']:,.0f} MB with jemalloc") in text
+    assert (f"{peak['after-mimalloc']} MB with pyarrow's default (mimalloc), "
+            f"{peak['after']} MB with jemalloc") in text
