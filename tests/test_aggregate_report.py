@@ -235,12 +235,13 @@ def test_baseline_params_keep_only_non_policy_overrides() -> None:
 
 
 def test_main_table_shows_every_policy_with_ci(two: Path) -> None:
-    """Prevents the CLI's table from losing a cell or the ± interval."""
+    """Prevents the CLI's table from losing a cell or the interval's two ends."""
     console = Console(record=True, width=200)
     console.print(main_table(aggregate(two)))
     text = console.export_text()
     assert "keep_all" in text and "ebbinghaus tau=60" in text
-    assert "contradiction_rate ↓" in text and "recall_at_k ↑" in text and "±" in text
+    assert "contradiction_rate ↓" in text and "recall_at_k ↑" in text
+    assert re.search(r"\d\.\d+ \[\d\.\d+, \d\.\d+\]", text)
 
 
 def test_report_aggregation_without_keep_all_pairs_nothing(two: Path) -> None:
@@ -403,7 +404,7 @@ def test_report_states_n_method_grid_and_directions(reported: Path) -> None:
 
 def test_report_numbers_equal_the_summary(reported: Path) -> None:
     """Prevents typed or stale numbers: a main-table cell parses back to the summary's mean and
-    CI half-width."""
+    interval."""
     text = (reported / "RESULTS.md").read_text()
     summary = pq.read_table(reported / SUMMARY)
     section = text.split("## contradiction, horizon 300 turns, k = 5")[1]
@@ -411,12 +412,13 @@ def test_report_numbers_equal_the_summary(reported: Path) -> None:
     col = [c.strip() for c in header.strip("|").split("|")].index("contradiction_rate ↓")
     row = next(line for line in section.splitlines() if line.startswith("| ebbinghaus tau=60 |"))
     cell = [c.strip() for c in row.strip("|").split("|")][col]
-    m = re.fullmatch(r"(-?\d+\.\d+) ± (\d+\.\d+)", cell)
+    m = re.fullmatch(r"(-?\d+\.\d+) \[(-?\d+\.\d+), (-?\d+\.\d+)\]( †)?", cell)
     assert m, cell
     r = next(x for x in summary.to_pylist() if x["policy"] == "ebbinghaus" and x["params"] == TAU
              and x["horizon"] == 300 and x["metric"] == "contradiction_rate")
     assert float(m.group(1)) == round(r["mean"], 3)
-    assert float(m.group(2)) == round((r["ci_high"] - r["ci_low"]) / 2, 3)
+    assert (float(m.group(2)), float(m.group(3))) == (round(r["ci_low"], 3),
+                                                      round(r["ci_high"], 3))
 
 
 def test_report_elsewhere_links_plots_relative_to_its_folder(grid: Path, tmp_path: Path) -> None:

@@ -468,3 +468,59 @@ def test_library_choices_quote_the_benchmarks() -> None:
             for label in ("after-mimalloc", "after")}
     assert (f"{peak['after-mimalloc']} MB with pyarrow's default (mimalloc), "
             f"{peak['after']} MB with jemalloc") in text
+
+
+def coverage_figures() -> dict[str, Any]:
+    """benchmarks/results.json's coverage study: each method's figures per case."""
+    results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+    return results["coverage"]["methods"]
+
+
+def coverage_table() -> str:
+    """docs/statistics.md's coverage table, as the coverage study gives it."""
+    from runner.analysis import stats
+
+    methods = coverage_figures()
+    t, bet = methods["t"], methods[f"betting c={stats.BET_CAP}"]
+
+    def cov(f: dict[str, Any], kind: str, unit: str = "rate") -> str:
+        return " / ".join(f"{100 * f[f'{unit} {kind} n={n}']['min_coverage']:.1f}%"
+                          for n in (5, 10, 20))
+
+    def width(f: dict[str, Any]) -> str:
+        return " / ".join(f"{f[f'rate cell n={n}']['mean_width']:.3f}" for n in (5, 10, 20))
+
+    return "\n".join([
+        "| 95% interval | rates at 5 / 10 / 20 seeds: lowest coverage | a rate's mean width "
+        "| sizes: lowest coverage |",
+        "|---|---|---|---|",
+        f"| Student t | {cov(t, 'cell')} (cells), {cov(t, 'delta')} (Δ) | {width(t)} | "
+        f"{cov(t, 'cell', 'size')} (cells), {cov(t, 'delta', 'size')} (Δ) |",
+        f"| betting, c = {stats.BET_CAP} | {cov(bet, 'cell')} (cells), {cov(bet, 'delta')} "
+        f"(Δ) | {width(bet)} | — |",
+    ])
+
+
+def test_statistics_page_quotes_the_coverage_study() -> None:
+    """Prevents docs/statistics.md and the report's Method from quoting coverage or width
+    figures the committed coverage study does not give: the table, the width ratio, the
+    caps' comparison, and the Method's lowest coverages."""
+    from runner.analysis import stats
+    from runner.report import method
+
+    text = (ROOT / "docs" / "statistics.md").read_text()
+    assert coverage_table() in text
+    methods = coverage_figures()
+    chosen = methods[f"betting c={stats.BET_CAP}"]
+    ratios = [chosen[f"rate cell n={n}"]["mean_width"] / methods["t"][f"rate cell n={n}"][
+        "mean_width"] for n in (5, 10, 20)]
+    assert f"It is {min(ratios):.0f}–{max(ratios):.0f}× wider than the t interval" in text
+    widths = {k: v["all"]["mean_width"] for k, v in methods.items() if k.startswith("betting")}
+    assert min(widths, key=widths.__getitem__) == "betting c=0.99"
+    above = widths[f"betting c={stats.BET_CAP}"] / widths["betting c=0.99"] - 1
+    assert f"mean width is {100 * above:.0f}% above the narrowest (c = 0.99)" in text
+    assert all(v["all"]["below_floor"] == 0 for k, v in methods.items() if k != "t")
+    source = Path(method.__file__).read_text()
+    assert (f"finds it at {100 * chosen['all']['min_coverage']:.1f}% or more everywhere, "
+            f"where the \"\n        \"t interval fell to "
+            f"{100 * methods['t']['all']['min_coverage']:.0f}% on zero-heavy rates") in source

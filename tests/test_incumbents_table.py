@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from scipy import stats as sps
 
+from runner.analysis import stats
 from runner.report.incumbents import oracle_budget
 from runner.spec.jobspec import JobSpec
 
@@ -61,7 +61,7 @@ def test_the_table_leads_with_each_library_cell(sweep: Path) -> None:
     assert sorted(lib) == sorted(best) == [0, 1, 2]
     d = np.array([best[s]["recall_current_at_k"] - lib[s]["recall_current_at_k"]
                   for s in sorted(lib)])
-    half = sps.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    lo, hi = stats.interval(d, (-1.0, 1.0))  # a rate's delta: the betting interval
     sizes = np.array([lib[s]["final_size"] for s in sorted(lib)], dtype=float)
     assert 15 < sizes.mean() <= 30
     version = metadata.version("lethe-agent")
@@ -69,8 +69,9 @@ def test_the_table_leads_with_each_library_cell(sweep: Path) -> None:
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:3] == ["lethe_agent capacity=20, retention=fifo", f"lethe-agent {version}",
                          "fifo retention, capacity 20"]
-    assert cells[6].startswith(f"{sizes.mean():.1f} ± ")
-    assert cells[7:] == ["30 (hashing)", f"{d.mean():.3f} ± {half:.3f}"]
+    assert cells[6].startswith(f"{sizes.mean():.1f} [")
+    assert cells[6].endswith(" †")  # a size's t interval of 3 seeds: too few to inform
+    assert cells[7:] == ["30 (hashing)", f"{d.mean():.3f} [{lo:.3f}, {hi:.3f}] †"]
     assert all(json.loads(r["versions"])["lethe-agent"] == version for r in lib.values())
 
 

@@ -21,7 +21,7 @@ from runner.report import claims
 from runner.report.evidence import Evidence
 from runner.report.reproduction import PUBLISHED
 from runner.results.aggregate import aggregate, read_summary
-from runner.results.comparisons import COMPARISONS, adjust, verdict
+from runner.results.comparisons import COMPARISONS, adjust, family, verdict
 from runner.results.pairing import Baselines, is_default_variant
 from runner.results.shard import compared_metrics
 from runner.spec.params import OWN
@@ -99,21 +99,42 @@ def _row(**kw: Any) -> dict[str, Any]:
 
 def test_verdicts_follow_margin_adjusted_p_and_construction() -> None:
     """Prevents a verdict that ignores the practical margin, the multiplicity adjustment or
-    a comparison fixed by construction."""
+    a comparison fixed by construction, and equivalence silently winning over
+    significance: a significant difference inside the margin is reported as both."""
     assert verdict(_row(), 0.01) == "better"
     assert verdict(_row(direction="lower"), 0.01) == "worse"
     assert verdict(_row(), 0.2) == "inconclusive"  # CI excludes 0, adjusted p does not
     assert verdict(_row(delta=0.002, ci_low=-0.004, ci_high=0.008), 0.01) == "equivalent"
-    assert verdict(_row(delta=0.002, ci_low=0.001, ci_high=0.003), 0.001) == "equivalent"
+    assert verdict(_row(delta=0.002, ci_low=0.001, ci_high=0.003), 0.001) == \
+        "better, within margin"
+    assert verdict(_row(delta=-0.002, ci_low=-0.003, ci_high=-0.001), 0.001) == \
+        "worse, within margin"
+    assert verdict(_row(delta=0.002, ci_low=0.001, ci_high=0.003), 0.2) == "equivalent"
     assert verdict(_row(delta=0.0, ci_low=0.0, ci_high=0.0, identical=True), 1.0) == "identical"
-    assert verdict(_row(direction="lower", bounded=True), math.nan) == "bounded: worse"
+    assert verdict(_row(direction="lower", bounded=True), 0.01) == "worse"
+    assert verdict(_row(direction="lower", bounded=True), 0.2) == "inconclusive"
     assert verdict(_row(direction="none"), 0.0) == "—"
+    assert verdict(_row(ci_low=math.nan, ci_high=math.nan), 0.0) == "—"
 
 
-def _cmp(setting: str, family: str, p: float) -> dict[str, Any]:
-    return _row(workload=setting, horizon=1, k=5, policy="a", params="{}", other="b",
-                other_params="{}", embedder="hashing", metric="recall_at_k", family=family,
-                source="baseline", n=10, mean=0.5, other_mean=0.4, mdd=0.01, p=p)
+def test_family_leaves_out_what_cannot_be_tested() -> None:
+    """Prevents an undefined metric (no interval: n = 0), a descriptive metric or a
+    bit-identical pair from counting in a family, and a bounded comparison from being
+    left out of it."""
+    assert family(_row(), True) == "primary" and family(_row(), False) == "exploratory"
+    assert family(_row(bounded=True), True) == "primary"
+    assert family(_row(ci_low=math.nan, ci_high=math.nan), True) == "not a test"
+    assert family(_row(ci_low=None, ci_high=None), True) == "not a test"
+    assert family(_row(direction="none"), True) == "not a test"
+    assert family(_row(identical=True), True) == "not a test"
+
+
+def _cmp(setting: str, family: str, p: float, digest: str = "", policy: str = "a",
+         metric: str = "recall_at_k") -> dict[str, Any]:
+    return _row(workload=setting, horizon=1, k=5, policy=policy, params="{}", other="b",
+                other_params="{}", embedder="hashing", metric=metric, family=family,
+                source="baseline", n=10, mean=0.5, other_mean=0.4, mdd=0.01, p=p,
+                digest=digest or f"{setting}{family}{p}{policy}{metric}")
 
 
 def test_holm_within_each_setting_and_bh_over_the_exploratory() -> None:
@@ -128,6 +149,23 @@ def test_holm_within_each_setting_and_bh_over_the_exploratory() -> None:
     assert [r["q_bh"] for r in t[3:5]] == pytest.approx(stats.bh([0.01, 0.03]).tolist())
     assert math.isnan(t[5]["p_holm"]) and math.isnan(t[5]["q_bh"])
     assert [r["verdict"] for r in t[:3]] == ["better", "better", "better"]
+
+
+def test_a_test_with_the_same_deltas_counts_once() -> None:
+    """Prevents a family that counts copies (window bit-identical to last_write_wins;
+    recall_at_5 equal to recall_at_k at k = 5): tests with the same per-seed deltas in a
+    family are adjusted as one, and the copy takes the first's adjusted p and verdict;
+    the same deltas in another setting's family still count there."""
+    rows = [_cmp("s1", "primary", 0.01, "d1"), _cmp("s1", "primary", 0.01, "d1", "window"),
+            _cmp("s1", "primary", 0.04, "d2", "c"), _cmp("s2", "primary", 0.01, "d1"),
+            _cmp("s1", "exploratory", 0.01, "d1", metric="recall_at_5"),
+            _cmp("s1", "exploratory", 0.01, "d1", "window", "recall_at_5")]
+    t = adjust(rows).to_pylist()
+    assert [r["copy_of"] is None for r in t] == [True, False, True, True, True, False]
+    assert json.loads(t[1]["copy_of"])[4] == "a"
+    assert [r["p_holm"] for r in t[:4]] == pytest.approx([0.02, 0.02, 0.04, 0.01])
+    assert t[5]["q_bh"] == t[4]["q_bh"] == pytest.approx(0.01)
+    assert t[1]["verdict"] == t[0]["verdict"] == "better"
 
 
 def test_declared_comparisons_join_the_primary_family(tmp_path: Path) -> None:
@@ -210,17 +248,20 @@ def test_claim_verdicts_follow_the_shards(tmp_path: Path) -> None:
 
     ev = _evidence(tmp_path, {
         ("w", "a"): {"contradiction_rate": near(0.30), "final_size": near(50, 1)},
-        ("w", "b"): {"contradiction_rate": near(0.301), "final_size": near(100, 1)},
-        ("w", "c"): {"contradiction_rate": near(0.40), "final_size": near(58, 10)},
+        ("w", "b"): {"contradiction_rate": near(0.301), "final_size": near(50.2, 1)},
+        ("w", "c"): {"contradiction_rate": near(0.70), "final_size": near(58, 10)},
     })
     level = 0.95
-    assert claims.Equivalent("w", "a", "b", "contradiction_rate").evaluate(
+    assert claims.Equivalent("w", "a", "b", "final_size").evaluate(
         ev, level).verdict == claims.HELD
     assert claims.Equivalent("w", "a", "c", "contradiction_rate").evaluate(
         ev, level).verdict == claims.NOT_HELD
-    assert claims.Ratio("w", "a", "b", "final_size", 0.6, True).evaluate(
+    # a rate's Δ of 0.001 over 20 seeds: the betting interval cannot tell it from ± 0.01
+    assert claims.Equivalent("w", "a", "b", "contradiction_rate").evaluate(
+        ev, level).verdict == claims.INCONCLUSIVE
+    assert claims.Ratio("w", "a", "b", "final_size", 1.2, True).evaluate(
         ev, level).verdict == claims.HELD
-    assert claims.Ratio("w", "c", "b", "final_size", 0.6, True).evaluate(
+    assert claims.Ratio("w", "c", "b", "final_size", 1.15, True).evaluate(
         ev, level).verdict == claims.INCONCLUSIVE
     assert claims.Extreme("w", "c", ("a", "b"), "contradiction_rate", True).evaluate(
         ev, level).verdict == claims.HELD
@@ -233,13 +274,14 @@ def test_claim_verdicts_follow_the_shards(tmp_path: Path) -> None:
 def test_monotone_claim_reads_the_grid_with_its_default(tmp_path: Path) -> None:
     """Prevents a monotonicity claim that skips the default cell or misses a reversal."""
     x = "contradiction_rate"
-    rises = {f"p tau={t}": {x: [t / 1000 + s * 1e-4 for s in range(6)]}
-             for t in (30, 60, 1000)} | {"p": {x: [0.15 + s * 1e-4 for s in range(6)]}}
+    seeds = range(40)  # a rate's steps, read with the betting interval: 40 seeds tell them
+    rises = {f"p tau={t}": {x: [t / 1100 + s * 1e-5 for s in seeds]}
+             for t in (30, 60, 1000)} | {"p": {x: [0.15 + s * 1e-5 for s in seeds]}}
     ev = _evidence(tmp_path, {("w", k): v for k, v in rises.items()})
     test = claims.Monotone("w", "p", "tau", (x,))
     out = test.evaluate(ev, 0.95)
     assert out.verdict == claims.HELD and "3 steps" in out.effect  # 30, 60, 150, 1000
-    falls = dict(rises) | {"p tau=60": {x: [0.5 + s * 1e-4 for s in range(6)]}}
+    falls = dict(rises) | {"p tau=60": {x: [0.5 + s * 1e-5 for s in seeds]}}
     ev = _evidence(tmp_path, {("w", k): v for k, v in falls.items()})
     assert test.evaluate(ev, 0.95).verdict == claims.NOT_HELD
 

@@ -39,12 +39,15 @@ def test_rankings_set_each_policy_side_by_side_with_tau() -> None:
     text = render_markdown(section(main, [("outside-sweep", outside)]))
     assert ("| policy | contradiction h3000 | lifecycle h365 | statebench h2000 distance=40 |"
             in text)
-    assert "| lethe | 3. 0.100 ± 0.010 | 1. 0.700 ± 0.010 | 4. 0.200 ± 0.010 |" in text
-    assert "| keep_all | 1. 0.600 ± 0.010 | 2. 0.500 ± 0.010 | 3. 0.400 ± 0.010 |" in text
-    assert "| oracle |  |  | 2. 0.500 ± 0.010 |" in text
+    assert ("| lethe | 3. 0.100 [0.090, 0.110] | 1. 0.700 [0.690, 0.710] "
+            "| 4. 0.200 [0.190, 0.210] |") in text
+    assert ("| keep_all | 1. 0.600 [0.590, 0.610] | 2. 0.500 [0.490, 0.510] "
+            "| 3. 0.400 [0.390, 0.410] |") in text
+    assert "| oracle |  |  | 2. 0.500 [0.490, 0.510] |" in text
     # contradiction_rate is lower-is-better: the ranks flip
     lower = text.split("**contradiction_rate ↓**")[1]
-    assert "| lethe | 1. 0.100 ± 0.010 | 3. 0.700 ± 0.010 | 1. 0.200 ± 0.010 |" in lower
+    assert ("| lethe | 1. 0.100 [0.090, 0.110] | 3. 0.700 [0.690, 0.710] "
+            "| 1. 0.200 [0.190, 0.210] |") in lower
     tau = stats.kendalltau([3, 4, 1], [1, 3, 2]).statistic  # keep_all, lethe, ttl
     assert (f"- statebench h2000 distance=40 vs contradiction h3000: τ = {tau:+.2f}"
             in text.split("**contradiction_rate")[0])

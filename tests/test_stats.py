@@ -149,3 +149,103 @@ def test_sign_flip_p_does_not_depend_on_how_many_signs_are_drawn_at_once(
     whole = stats.sign_flip_p(d, "draws")
     monkeypatch.setattr(stats, "SIGNS_PER_DRAW", 900 * 7)
     assert stats.sign_flip_p(d, "draws") == whole
+
+
+def _grid_interval(x: np.ndarray, cap: float = stats.BET_CAP, points: int = 20_001
+                   ) -> tuple[float, float]:
+    """The betting interval from its definition, on a grid of candidate means: those no
+    gambler's wealth (hedged, each with half the stake of alpha) brings to 2 / alpha."""
+    alpha = 1 - stats.LEVEL
+    n = len(x)
+    t = np.arange(1, n + 1)
+    mu = (0.5 + np.cumsum(x)) / (t + 1)
+    var = (0.25 + np.cumsum((x - mu) ** 2)) / (t + 1)
+    bet = np.sqrt(2 * np.log(2 / alpha) / (n * np.concatenate([[0.25], var[:-1]])))
+    kept = []
+    for m in np.linspace(0, 1, points):
+        up = np.cumprod(1 + np.minimum(bet, cap / m if m else np.inf) * (x - m))
+        down = np.cumprod(1 - np.minimum(bet, cap / (1 - m) if m < 1 else np.inf) * (x - m))
+        if max(up.max(), down.max()) < 2 / alpha:
+            kept.append(m)
+    return min(kept), max(kept)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_betting_interval_is_its_definition(seed: int) -> None:
+    """Prevents the bisection from finding another set than the betting test accepts
+    (a wealth not monotone in m, an end on the accepted side): its ends hold every
+    candidate mean a grid accepts, within one grid step."""
+    g = np.random.default_rng(seed)
+    x = [g.beta(0.5, 4.0, 5), g.beta(2, 2, 12), g.binomial(1, 0.1, 20) * g.beta(2, 20, 20),
+         np.full(8, 0.3), g.beta(5, 1, 30), np.zeros(6)][seed]
+    lo, hi = stats.interval(x, (0.0, 1.0))
+    grid_lo, grid_hi = _grid_interval(x)
+    assert lo <= grid_lo <= lo + 1e-4 and hi - 1e-4 <= grid_hi <= hi
+
+
+def test_betting_interval_golden_values() -> None:
+    """Prevents a silent change of the published intervals (the cap, the prior, the
+    threshold or the rescaling): exact ends on fixed data, a rate and its delta."""
+    x = np.array([0.1, 0.3, 0.2, 0.25, 0.15, 0.4, 0.05, 0.3, 0.2, 0.1])
+    assert stats.interval(x, (0.0, 1.0)) == pytest.approx(
+        (0.059424743907649846, 0.4728227436192758), abs=1e-12)
+    assert stats.interval(2 * x - 1, (-1.0, 1.0)) == pytest.approx(
+        (-0.8811505121847003, -0.054354512761448426), abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 5, 10, 20, 50])
+def test_all_zero_seeds_give_a_one_sided_interval_no_valid_one_beats(n: int) -> None:
+    """Prevents the zero-width interval of every-seed-0 data: the betting interval starts
+    at the bound and reaches past 1 - 0.05^(1/n), below which no interval can stop (a
+    Bernoulli with that mean gives n zeros with probability 0.05); at a bound it never
+    leaves [0, 1]."""
+    lo, hi = stats.interval(np.zeros(n), (0.0, 1.0))
+    assert lo == 0.0 and 1 - 0.05 ** (1 / n) <= hi <= 1
+    lo, hi = stats.interval(np.ones(n), (0.0, 1.0))
+    assert hi == 1.0 and 0 <= lo <= 0.05 ** (1 / n)
+
+
+def test_intervals_never_leave_the_bounds() -> None:
+    """Prevents "[−0.000, 0.001]": a rate's interval, and its delta's, stay in their
+    bounds on data piled at either end; an unbounded metric keeps the t interval."""
+    g = np.random.default_rng(1)
+    for _ in range(50):
+        x = g.binomial(1, g.uniform(0, 0.3), 7) * g.uniform(0, 1, 7)
+        lo, hi = stats.interval(x, (0.0, 1.0))
+        assert 0.0 <= lo <= stats.mean(x) <= hi <= 1.0
+        d = stats.paired(x, 1 - x, "lower", bounds=(0.0, 1.0))
+        assert -1.0 <= d.ci_low <= d.mean <= d.ci_high <= 1.0
+    x = np.array([3.0, 5.0, 4.0])
+    assert stats.interval(x, (0.0, math.inf)) == stats.t_ci(x)
+    with pytest.raises(ValueError, match="outside the bounds"):
+        stats.interval(np.array([0.5, 1.5]), (0.0, 1.0))
+
+
+def test_bounded_comparison_gets_the_exact_one_sided_p() -> None:
+    """Prevents a comparison against a baseline at the metric's best bound going
+    untested: its p is the one-sided sign-flip p toward worse, 2^(-k) for k seeds off the
+    bound, as scipy's permutation test gives it."""
+    from scipy import stats as sps
+
+    policy = np.array([0.0, 0.02, 0.0, 0.01, 0.03, 0.0, 0.01])
+    d = stats.paired(policy, np.zeros(7), "lower", "k", (0.0, 1.0))
+    assert d.bounded and d.p == 2.0 ** -4
+    ref = sps.permutation_test((policy,), lambda x, axis=-1: np.mean(x, axis=axis),
+                               permutation_type="samples", n_resamples=np.inf,
+                               vectorized=True, alternative="greater")
+    assert d.p == pytest.approx(ref.pvalue, rel=1e-12)
+    up = stats.paired(1 - policy, np.ones(7), "higher", "k", (0.0, 1.0))
+    assert up.bounded and up.p == d.p
+    free = stats.paired(policy, np.full(7, 0.01), "lower", "k", (0.0, 1.0))
+    assert not free.bounded and free.p == stats.sign_flip_p(policy - 0.01, "k")
+
+
+def test_too_few_flags_wide_and_approximate_intervals() -> None:
+    """Prevents the per-cell "n too small" mark from missing a rate's uninformative
+    interval or a t interval of few seeds, or marking a cell without an interval."""
+    assert stats.too_few(5, 0.0, 0.55, (0.0, 1.0))
+    assert not stats.too_few(20, 0.2, 0.4, (0.0, 1.0))
+    assert stats.too_few(20, -0.6, 0.45, (-1.0, 1.0))
+    assert stats.too_few(10, 90.0, 110.0, (0.0, math.inf))
+    assert not stats.too_few(stats.SMALL_N, 90.0, 110.0, None)
+    assert not stats.too_few(1, NAN, NAN, (0.0, 1.0))

@@ -11,7 +11,7 @@ import pytest
 from runner.errors import FbenchError
 from runner.results.shard import NONDETERMINISTIC
 from runner.sweep.config import build_spec, load_config, merge_params, parse_seed_list
-from runner.sweep.expand import SweepSpec, expand, horizon_of
+from runner.sweep.expand import DEFAULT_SEEDS, SweepSpec, expand, horizon_of
 from runner.sweep.plan import existing_shards, plan
 from runner.sweep.run import choose_executor, prepare, run_sweep
 from workloads import WORKLOADS
@@ -36,9 +36,10 @@ def test_default_grid_is_every_reference_policy_and_workload() -> None:
         # reads data (a trace file, StateBench's generator, an extra) runs when named
         n for n in WORKLOADS.names() if WORKLOADS.origin(n).source == "builtin"
         and "@" not in n and n not in ("trace", "statebench")}
-    assert {j.seed for j in jobs} == set(range(5))
+    assert DEFAULT_SEEDS == 20 and {j.seed for j in jobs} == set(range(DEFAULT_SEEDS))
     assert all(j.horizon == WORKLOADS[j.workload].default_horizon for j in jobs)
-    assert len(jobs) == 5 * len({j.policy for j in jobs}) * len({j.workload for j in jobs})
+    assert len(jobs) == (DEFAULT_SEEDS * len({j.policy for j in jobs})
+                         * len({j.workload for j in jobs}))
 
 
 def test_a_generator_grid_holds_cells_not_jobs() -> None:

@@ -1,5 +1,5 @@
 """What a calibration's jobs say about a workload's power to separate policies: each cell's
-current recall, contradiction and false-forget with t intervals; the best policy's gap to
+current recall, contradiction and false-forget with 95% intervals; the best policy's gap to
 the oracle at each budget; pairs of policies whose outputs are bit-identical on every seed;
 the share of queries every memory answers (saturated) and none does (impossible); and a
 verdict per criterion:
@@ -26,6 +26,7 @@ import numpy as np
 
 from runner.analysis import stats
 from runner.calibrate.task import SIZE_METRICS, columns
+from runner.metrics import METRICS
 from runner.results.tables import variant_label
 
 ORACLE = "oracle"
@@ -111,7 +112,7 @@ def analyze(workload: str, rows: Sequence[dict[str, Any]]) -> Calibration:
         for m in SHOWN:
             x = stats.as_array([r[m] for r in rs])
             means[m] = stats.mean(x)
-            ci[m] = stats.t_ci(x)
+            ci[m] = stats.interval(x, METRICS[m].bounds)
         label = variant_label(policy, _rule(params))
         stat.append(CellStat(label, policy, _budget(params), len(rs), means, ci,
                              stats.mean(stats.as_array([r["final_size"] for r in rs]))))

@@ -75,7 +75,7 @@ def user_errors(fn: F) -> F:
 @app.command()
 @user_errors
 def sweep(
-    seeds: Annotated[int | None, typer.Option(help="Seeds 0..N-1 (default 5).")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Seeds 0..N-1 (default 20).")] = None,
     seed_list: Annotated[str | None, typer.Option(help="Explicit seeds, e.g. 0,3,7.")] = None,
     policies: Annotated[str | None, typer.Option(help="Comma-separated (default: all).")] = None,
     workloads: Annotated[str | None, typer.Option(help="Comma-separated (default: all).")] = None,

@@ -15,8 +15,9 @@ from runner.cli.job import run_horizon
 
 
 def _ci(mean: float, ci: tuple[float, float]) -> str:
-    half = (ci[1] - ci[0]) / 2
-    return f"{mean:.3f} ± {half:.3f}" if not math.isnan(half) else f"{mean:.3f}"
+    if math.isnan(ci[0]):
+        return f"{mean:.3f}"
+    return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 @app.command()
@@ -43,7 +44,7 @@ def calibrate(
 ) -> None:
     """The headroom check: does a workload tell policies apart?
 
-    Each policy's current recall, contradiction and false-forget with 95% t intervals, the
+    Each policy's current recall, contradiction and false-forget with 95% intervals, the
     best policy's gap to the oracle, policies bit-identical on every seed, saturated and
     impossible queries, and criteria (a)–(d)."""
     from runner.calibrate.run import calibrate as run_calibration

@@ -19,7 +19,7 @@ def aggregate(
         str, typer.Option(help="Policy the paired deltas compare to.")
     ] = "keep_all",
 ) -> None:
-    """Reduce a sweep's shards into OUT/summary.parquet (t intervals over seeds, paired
+    """Reduce a sweep's shards into OUT/summary.parquet (intervals over seeds, paired
     deltas) and OUT/comparisons.parquet (every comparison, its family and verdict)."""
     from runner.results.aggregate import aggregate as run_aggregate
     from runner.results.tables import main_table

@@ -10,7 +10,7 @@ from runner.metrics import CATEGORIES, METRICS, split_name
 from runner.report.blocks import Block, Heading, Paragraph, directed, table
 from runner.report.findings import ReportIndex
 from runner.results.aggregate import Setting
-from runner.results.tables import format_cell, variant_label
+from runner.results.tables import format_row, variant_label
 
 SPLIT = ("recall_current_at_k", "contradiction_rate", "false_forget_rate")
 
@@ -29,7 +29,7 @@ def setting_categories(idx: ReportIndex, setting: Setting) -> list[str]:
 
 def category_tables(idx: ReportIndex, setting: Setting) -> list[Block]:
     """One table per metric of ``SPLIT``: a row per cell, a column per category of the
-    setting's own (mean ± half-width of the 95% t interval over seeds)."""
+    setting's own (mean and 95% interval over seeds)."""
     cats = setting_categories(idx, setting)
     if not cats:
         return []
@@ -37,7 +37,7 @@ def category_tables(idx: ReportIndex, setting: Setting) -> list[Block]:
     blocks: list[Block] = [
         Heading(3, "By query category"),
         Paragraph("The workload's own query categories, each metric over that category's "
-                  "queries only (mean ± half-width of the 95% t interval over seeds; "
+                  "queries only (mean [95% interval over seeds]; "
                   "exploratory: no comparison is tested here).")]
     for metric in SPLIT:
         m = METRICS[metric]
@@ -45,8 +45,8 @@ def category_tables(idx: ReportIndex, setting: Setting) -> list[Block]:
         for c in cells:
             got = [idx.rows[c].get(f"{metric}_{cat}") for cat in cats]
             rows.append([variant_label(c[3], c[4])] + [
-                format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
-                            idx.digits.get(metric)) if r is not None else "" for r in got])
+                format_row(r, idx.digits.get(metric)) if r is not None else ""
+                for r in got])
         blocks += [Paragraph(f"**{directed(m)}**"),
                    table(["policy", *cats], rows, "l" + "r" * len(cats))]
     return blocks

@@ -4,8 +4,9 @@ A claim is data: which cells, which metric, which bound (from the seed's own wor
 docs/reference.md). Its verdict (held, not held, inconclusive, not run) and every number
 it quotes are computed from the shards (``runner.report.evidence``), never typed in.
 
-Each elementary test is a paired t interval over seeds at level ``1 - 0.05 / m``, m the
-number of claims (Bonferroni): the chance that any claim's verdict is wrong by chance
+Each elementary test is a paired interval over seeds (``stats.interval``: the betting
+interval within a rate's bounds, t otherwise) at level ``1 - 0.05 / m``, m the number of
+claims (Bonferroni): the chance that any claim's verdict is wrong by chance
 is at most 5%. A conjunction (``All``) holds when every part holds and fails when any
 part fails (an intersection–union test, no further correction).
 """
@@ -33,9 +34,20 @@ class Outcome:
     n: int
 
 
-def _ci(x: np.ndarray, level: float) -> tuple[float, float, float]:
-    lo, hi = stats.t_ci(x, level)
+def _ci(x: np.ndarray, level: float, bounds: stats.Bounds
+        ) -> tuple[float, float, float]:
+    """The mean of ``x`` and its interval (``stats.interval``) within ``bounds``."""
+    lo, hi = stats.interval(x, bounds, level)
     return stats.mean(x), lo, hi
+
+
+def _delta_bounds(metric: str, ratio: float = 1.0) -> stats.Bounds:
+    """Where ``a - ratio · b`` lies for two values of ``metric``."""
+    bounds = METRICS[metric].bounds
+    if not stats.finite(bounds):
+        return None
+    assert bounds is not None
+    return (bounds[0] - ratio * bounds[1], bounds[1] - ratio * bounds[0])
 
 
 def _fmt(m: float, lo: float, hi: float, d: int | None = None) -> str:
@@ -72,7 +84,7 @@ class Equivalent:
         x, y = pair
         m = METRICS[self.metric]
         margin = m.margin * abs(stats.mean(y)) if m.relative else m.margin
-        d, lo, hi = _ci(x - y, level)
+        d, lo, hi = _ci(x - y, level, _delta_bounds(self.metric))
         verdict = (HELD if -margin < lo and hi < margin else
                    NOT_HELD if lo >= margin or hi <= -margin else INCONCLUSIVE)
         return Outcome(verdict, f"{self.a} − {self.b} on {self.metric}: Δ {_fmt(d, lo, hi)}, "
@@ -95,7 +107,8 @@ class Ratio:
         if isinstance(pair, Outcome):
             return pair
         x, y = pair
-        d, lo, hi = _ci(x - self.ratio * y, level)
+        d, lo, hi = _ci(x - self.ratio * y, level,
+                        _delta_bounds(self.metric, self.ratio))
         below, above = hi < 0, lo > 0
         verdict = ((HELD if below else NOT_HELD if above else INCONCLUSIVE) if self.at_most
                    else (HELD if above else NOT_HELD if below else INCONCLUSIVE))
@@ -118,7 +131,8 @@ class Floor:
         found = {p: ev.find(self.workload, p) for p in self.policies}
         if any(v is None for v in found.values()):
             return _missing(*(p for p, v in found.items() if v is None))
-        cis = {p: _ci(stats.as_array(v.by_metric[self.metric]), level)
+        cis = {p: _ci(stats.as_array(v.by_metric[self.metric]), level,
+                     METRICS[self.metric].bounds)
                for p, v in found.items() if v is not None}
         low = min(cis, key=lambda p: cis[p][0])
         verdict = (HELD if all(c[1] > 0 for c in cis.values()) else
@@ -150,7 +164,7 @@ class Extreme:
         for p, v in others.items():
             assert v is not None
             x, y = paired_values(a, v, self.metric)
-            results[p] = (_ci(sign * (x - y), level), len(x))
+            results[p] = (_ci(sign * (x - y), level, _delta_bounds(self.metric)), len(x))
         verdict = (HELD if all(r[0][1] > 0 for r in results.values()) else
                    NOT_HELD if any(r[0][2] < 0 for r in results.values()) else INCONCLUSIVE)
         near = min(results, key=lambda p: results[p][0][0])
@@ -186,9 +200,9 @@ class Monotone:
         for metric in self.metrics:
             for (_, lo_cell), (_, hi_cell) in itertools.pairwise(grid):
                 x, y = paired_values(hi_cell, lo_cell, metric)
-                falls += _ci(x - y, level)[2] < 0
+                falls += _ci(x - y, level, _delta_bounds(metric))[2] < 0
             x, y = paired_values(grid[-1][1], grid[0][1], metric)
-            ends.append((metric, _ci(x - y, level), len(x)))
+            ends.append((metric, _ci(x - y, level, _delta_bounds(metric)), len(x)))
         rises = all(c[1] > 0 for _, c, _ in ends)
         verdict = NOT_HELD if falls else HELD if rises else INCONCLUSIVE
         span = f"{self.param} {grid[0][0]:g}→{grid[-1][0]:g}"

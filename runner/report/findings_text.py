@@ -16,10 +16,12 @@ from runner.report.blocks import Block, Heading, Items, Paragraph, setting_title
 from runner.report.claims import Result, claim_level
 from runner.report.findings import ReportIndex, frontier3
 from runner.results.aggregate import Cell, Setting
+from runner.results.comparisons import VERDICTS
 from runner.results.tables import variant_label
 
-MARKS = {"better": " ▲", "worse": " ▼", "equivalent": " ≈", "inconclusive": " ?",
-         "identical": " =", "bounded: worse": " ⊥▼", "bounded: no worse": " ⊥"}
+MARKS = {"better": " ▲", "worse": " ▼", "better, within margin": " ▲≈",
+         "worse, within margin": " ▼≈", "equivalent": " ≈", "inconclusive": " ?",
+         "identical": " ="}
 
 
 def _cell(r: dict[str, Any]) -> Cell:
@@ -50,21 +52,23 @@ def _tally(name: str, cmp: list[dict[str, Any]]) -> str | None:
     """One sweep's primary family in a line: verdict counts, what was not a test (``name``:
     an included sweep's folder; "" for the report's own, whose folder name is not printed,
     so the report does not depend on where OUT is)."""
-    primary = Counter(r["verdict"] for r in cmp if r["family"] == "primary")
+    primary = Counter(r["verdict"] for r in cmp
+                      if r["family"] == "primary" and r["copy_of"] is None)
     if not primary:
         return None
+    copies = sum(r["family"] == "primary" and r["copy_of"] is not None for r in cmp)
     free = Counter(r["verdict"] for r in cmp if r["family"] == "not a test")
     settings = {(r["workload"], r["horizon"], r["k"]) for r in cmp if r["family"] == "primary"}
-    explo = sum(r["family"] == "exploratory" for r in cmp)
+    explo = sum(r["family"] == "exploratory" and r["copy_of"] is None for r in cmp)
     where = f"`{name}/`" if name else "This sweep"
     csv = f"`{name}/comparisons.csv`" if name else "its `comparisons.csv`"
     return (f"**{where}**: {sum(primary.values())} primary tests in "
             f"{len(settings)} settings (Holm within each): "
-            + ", ".join(f"{primary[v]} {v}" for v in ("better", "worse", "equivalent",
-                                                       "inconclusive") if primary[v])
-            + f"; not tests: {free['identical']} identical, "
-            f"{free['bounded: worse'] + free['bounded: no worse']} bounded by construction; "
-            f"{explo} exploratory (BH q-values in {csv}).")
+            + ", ".join(f"{primary[v]} {v}" for v in VERDICTS if primary[v])
+            + f"; {copies} more with the same per-seed deltas as one of these, counted once"
+            f"; not tests: {free['identical']} identical, {free['—']} without an interval "
+            f"(an undefined metric, or one seed); {explo} exploratory (BH q-values in "
+            f"{csv}).")
 
 
 def frontier_line(idx: ReportIndex, setting: Setting) -> str:
@@ -101,7 +105,7 @@ def _regret(cmp: list[dict[str, Any]], setting: Setting) -> str | None:
                      f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] ({r['verdict']})")
     n = min(r["n"] for r in by_budget.values())
     return (f"**{setting_title(setting)}**, least current-recall regret against the oracle "
-            "at each budget (Δ = policy − oracle, 95% t interval, Holm-corrected sign-flip "
+            "at each budget (Δ = policy − oracle, 95% interval, Holm-corrected sign-flip "
             f"verdict; n = {n}): " + "; ".join(parts) + ".")
 
 
@@ -117,7 +121,7 @@ def _incumbents(cmp: list[dict[str, Any]]) -> list[str]:
             f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] {r['verdict']}")
     n = min((r["n"] for r in shown), default=0)
     return [f"**Incumbents on {w}**, current recall against the baseline at the same "
-            f"embedder (Δ, 95% t interval, Holm-corrected sign-flip verdict; n = {n}): "
+            f"embedder (Δ, 95% interval, Holm-corrected sign-flip verdict; n = {n}): "
             + "; ".join(parts) + "." for w, parts in sorted(by_workload.items())]
 
 
@@ -138,7 +142,7 @@ def findings(folders: Sequence[tuple[str, ReportIndex, list[dict[str, Any]]]],
         items += _incumbents(cmp)
     if not items:
         return []
-    intro = ("The seeds' claims are tested with paired t intervals at "
+    intro = ("The seeds' claims are tested with paired intervals at "
              f"{claim_level():.2%} each (Bonferroni over the {len(claims)} claims); the rest "
              "comes from each sweep's comparisons." if claims else
              "Computed from the sweep's comparisons.")

@@ -1,8 +1,8 @@
 """The incumbents' lead table: every cell of a memory library (a memory whose family is
 ``incumbent``, as the sweep's ``OUT/memories.json`` says: ``runner.sweep.memories``)
 with the version its shards record, its forgetting rule in the adapter's words, its
-contradiction, current recall, false-forget and final size (mean ± the half-width of the
-95% t interval over seeds), and its regret against the oracle at its budget.
+contradiction, current recall, false-forget and final size (mean and 95% interval over
+seeds), and its regret against the oracle at its budget.
 
 Its budget is the smallest memory budget the sweep ran the oracle at (``oracle
 capacity``, in entries) that holds the cell's mean final size, or the unbounded oracle
@@ -22,10 +22,11 @@ import numpy as np
 import pyarrow as pa
 
 from runner.analysis import stats
+from runner.metrics import METRICS
 from runner.report.blocks import Block, Heading, Paragraph, setting_title, table
 from runner.results.aggregate import params_sort_key
 from runner.results.layout import MEMORIES
-from runner.results.tables import format_cell, variant_label
+from runner.results.tables import format_cell, format_row, variant_label
 from runner.results.where import Loc, location
 
 ORACLE = "oracle"
@@ -94,8 +95,10 @@ class _Finals:
         if not seeds:
             return "—"
         d = np.array([best[s] - mine[s] for s in seeds])
-        lo, hi = stats.t_ci(d)
-        return format_cell(stats.mean(d), lo, hi, digits=3) + (
+        bounds = stats.delta_bounds(METRICS[REGRET].bounds)
+        lo, hi = stats.interval(d, bounds)
+        return format_cell(stats.mean(d), lo, hi, digits=3,
+                           too_few=stats.too_few(len(d), lo, hi, bounds)) + (
             f" (n={len(seeds)})" if len(seeds) != len(mine) else "")
 
 
@@ -115,7 +118,7 @@ def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[Blo
     blocks: list[Block] = [
         Heading(2, "The libraries against the oracle"),
         Paragraph("Each library cell as it ran: the versions its shards record, its "
-                  "forgetting rule, mean ± half-width of the 95% t interval over seeds, and its "
+                  "forgetting rule, mean [95% interval over seeds], and its "
                   "regret: the oracle's current recall minus the library's, paired by seed, "
                   "with the oracle at the smallest budget swept that holds the cell's mean "
                   "final size (∞: none does; the unbounded oracle) and the cell's embedder.")]
@@ -147,8 +150,7 @@ def _setting_table(setting: Setting, by_cell: dict[Cell, dict[str, dict[str, Any
         size = metrics["final_size"]["mean"] if "final_size" in metrics else np.nan
         budget = oracle_budget(size, [b for e, b in oracles if e == embedder])
         oracle = oracles.get((embedder, budget))
-        values = [format_cell(m["mean"], m["ci_low"], m["ci_high"], m["n"], m["n_jobs"])
-                  if (m := metrics.get(name)) else "—" for name, _ in LEAD]
+        values = [format_row(m) if (m := metrics.get(name)) else "—" for name, _ in LEAD]
         known = memories[cell[0]]
         body.append([variant_label(*cell), library_versions(known.get("library", []),
                      finals.versions.get((setting, cell), [])),

@@ -62,7 +62,7 @@ from runner.results.aggregate import UNUSED, Setting, compared_metrics, read_sum
 from runner.results.atomic import write_text
 from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
 from runner.results.load import read_rows
-from runner.results.tables import format_cell, variant_label
+from runner.results.tables import TOO_FEW_NOTE, format_row, variant_label
 from runner.results.where import ArrowPath, Loc, arrow_source, location
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ def _reproduction(rows: Sequence[Sequence[str]]) -> list[Block]:
             Paragraph("Holds in kind: yes or no by the verdict of the seed's claim the number "
                       "bears on (its test and effect are in Findings); a number no claim of the "
                       "seed's covers is shown, not judged."),
-            table(["seed", "quantity", "published", "fbench mean ± h", "definition",
+            table(["seed", "quantity", "published", "fbench mean [95% interval]", "definition",
                    "holds in kind"], rows, "llrrll")]
 
 
@@ -257,10 +257,11 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
                        for m in metrics])
     blocks: list[Block] = [
         Heading(2, setting_title(setting)),
-        Paragraph(f"Seeds {seed_ranges(seeds)}; mean ± half-width of the 95% t interval, then "
-                  f"the primary comparison with `{idx.baseline}` (Holm within this setting): "
-                  "▲ better, ▼ worse, ≈ equivalent, ? inconclusive, = identical, ⊥ bounded. ★: "
-                  "on the frontier of contradiction, current recall and size."),
+        Paragraph(f"Seeds {seed_ranges(seeds)}; mean [95% interval], then the primary "
+                  f"comparison with `{idx.baseline}` (Holm within this setting): ▲ better, "
+                  "▼ worse, ▲≈ / ▼≈ better / worse but within the margin, ≈ equivalent, "
+                  "? inconclusive, = identical. ★: on the frontier of contradiction, current "
+                  f"recall and size. {TOO_FEW_NOTE}."),
         table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
               "lrl" + "r" * len(metrics)),
         Paragraph(frontier_line(idx, setting))]
@@ -276,8 +277,7 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
 def _cell(r: dict[str, Any] | None, digits: dict[str, int]) -> str:
     if r is None:
         return ""
-    return format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
-                       digits.get(r["metric"]))
+    return format_row(r, digits.get(r["metric"]))
 
 
 def _equal_memory(idx: ReportIndex, setting: Setting) -> list[Block]:

@@ -72,7 +72,7 @@ def plain_text(text: str) -> str:
 
 
 def leading_number(cell: str) -> float | None:
-    """The number a cell starts with, for sorting: ``0.123 ± 0.010`` -> 0.123,
+    """The number a cell starts with, for sorting: ``0.123 [0.1, 0.2]`` -> 0.123,
     ``+0.004`` -> 0.004, ``−2`` -> -2, ``1,361`` -> 1361, ``12%`` -> 12; None for a blank,
     a dash (``—``, ``-``) or text."""
     m = _NUMBER.match(plain_text(cell))

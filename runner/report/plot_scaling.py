@@ -39,7 +39,7 @@ SCALING_PANELS = (
 
 def scaling_fig(study: scaling.Study, baseline: str = "keep_all") -> tuple[Figure, list[str]]:
     """Final size, tokens and per-job seconds vs horizon on log–log axes, one line per
-    policy variant (mean over seeds, 95% t interval), a row of panels per group of
+    policy variant (mean over seeds, 95% interval), a row of panels per group of
     variants; the notes name points a log axis cannot show (a mean <= 0)."""
     unit = horizon_unit(study.workload)
     xlabel = f"horizon{' (' + unit + ')' if unit else ''}"

@@ -21,6 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from runner.analysis import stats
+from runner.metrics import METRICS
 from runner.report.findings import LINE_STORE_KEYS, Variant, sweeps
 from runner.report.plot_style import (
     HOLLOW,
@@ -88,7 +89,7 @@ def bloat_fig(setting: Setting, variants: list[Variant], shards: pa.Table,
             ts = np.unique(t[mask])
             means, los, his = [], [], []
             for tt in ts:
-                s = stats.summarize(values[mask & (t == tt)])
+                s = stats.summarize(values[mask & (t == tt)], METRICS[metric].bounds)
                 means.append(s.mean)
                 los.append(s.mean if np.isnan(s.ci_low) else s.ci_low)
                 his.append(s.mean if np.isnan(s.ci_high) else s.ci_high)

@@ -2,19 +2,19 @@
 
 Deterministic: matplotlib's default style (a user's matplotlibrc is ignored),
 fixed figure sizes and dpi, no ``Software`` metadata in the PNG, series and
-colours in a fixed order, and the t intervals of ``runner.analysis.stats``. The same
+colours in a fixed order, and the intervals of ``runner.analysis.stats``. The same
 shards give byte-identical files (for one matplotlib version). ``OUT/plots`` belongs to
 the report: PNGs it did not write this time are removed.
 
 - ``bloat-*``: live entries and tokens vs time per policy, mean over seeds with
-  a t band (from every checkpoint row).
+  a 95% band (from every checkpoint row).
 - ``frontier-*``: contradiction rate vs recall. A policy run at several values
   of one ``policy.*`` parameter is a line through those values (the default
   cell included, at its resolved value); every other cell is a reference point.
 - ``false_forget-*``: false-forget rate vs final size per policy.
 - ``scaling-*``: when a workload ran at several horizons, three log–log panels (final
   size, final tokens, per-job seconds ``wall_s``) against the horizon, one line per
-  policy variant that ran at two or more of them (mean over seeds, t interval). The
+  policy variant that ran at two or more of them (mean over seeds, 95% interval). The
   fitted slopes (``runner.analysis.scaling``) are in the report. ``wall_s`` is a timing column:
   the same shards still give the same figure.
 

@@ -50,7 +50,8 @@ def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> 
         f"{', '.join(versions) or '?'} at {', '.join(commits) or '?'}. Baseline: "
         f"`{idx.baseline}`."
         + (f" **Below {stats.SMALL_N} seeds the intervals are wide and the tests weak**"
-           " (at 5 seeds no sign-flip p can go below 0.0625)." if small else "")
+           " (at 5 seeds a rate's interval spans most of [0, 1], and no two-sided "
+           "sign-flip p can go below 0.0625)." if small else "")
         + (f" Regenerate: rerun each sweep (its spec is its folder's `sweep.json`), then "
            f"`{command}`." if command else ""))]
 

@@ -1,8 +1,8 @@
 """Do the policies' rankings on fbench's own streams hold on another benchmark's? The
 section a report gains when an included sweep runs workloads its main sweep does not
-(``sweeps/outside.toml``: StateBench): per primary metric, each policy's mean ± the half
-width of its 95% t interval and its rank in every column (a setting and its workload
-parameters), then Kendall's τ-b between each outside column and each of the main
+(``sweeps/outside.toml``: StateBench): per primary metric, each policy's mean and 95%
+interval (``runner.analysis.stats.interval``) and its rank in every column (a setting
+and its workload parameters), then Kendall's τ-b between each outside column and each of the main
 sweep's base workloads (``BASES``), over the policies both ran (exploratory: the τ are
 not corrected for multiplicity)."""
 
@@ -18,7 +18,7 @@ from scipy import stats
 
 from runner.report.blocks import Block, Heading, Items, Paragraph, table
 from runner.results.aggregate import params_sort_key
-from runner.results.tables import format_cell, variant_label
+from runner.results.tables import format_row, variant_label
 
 BASES = ("contradiction", "lifecycle")  # fbench's two family bases
 METRICS = (("recall_current_at_k", "higher"), ("contradiction_rate", "lower"),
@@ -74,8 +74,8 @@ def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[Blo
         Heading(2, "Do the rankings hold elsewhere?"),
         Paragraph(f"Each policy on the main sweep's {' and '.join(f'`{b}`' for b in BASES)} "
                   f"and on the included sweeps' own workloads "
-                  f"({', '.join(f'`{n}/`' for n, _ in others)}): its mean ± half-width of the "
-                  "95% t interval over seeds, and its rank in the column among the policies "
+                  f"({', '.join(f'`{n}/`' for n, _ in others)}): its mean [95% interval over "
+                  "seeds], and its rank in the column among the policies "
                   "shown (1 = best; ties share the best rank). τ: Kendall's τ-b between two "
                   "columns' means over the policies both ran (exploratory, not corrected for "
                   "multiplicity).")]
@@ -89,7 +89,7 @@ def section(main: pa.Table, outside: Sequence[tuple[str, pa.Table]]) -> list[Blo
 
 def _metric(metric: str, direction: str, mains: Columns, outs: Columns) -> list[Block]:
     """One metric's table (a row per policy an outside column ran, a column per main and
-    outside column: rank and mean ± h) and its τ between each outside and main column."""
+    outside column: rank, mean and interval) and its τ between each outside and main column."""
     cols = sorted(mains, key=_order) + sorted(outs, key=_order)
     labels = sorted({p for c in outs for p in outs[c]})  # ranked among these only
     every = {c: {p: r for p, r in v.items() if p in labels} for c, v in
@@ -106,11 +106,11 @@ def _metric(metric: str, direction: str, mains: Columns, outs: Columns) -> list[
 
 
 def _ranked(r: dict[str, Any] | None, rank: float) -> str:
-    """``2. 0.500 ± 0.010``: a policy's rank in its column and its mean ± h; "" not run."""
+    """``2. 0.500 [0.490, 0.510]``: a policy's rank in its column and its mean and
+    interval; "" not run."""
     if r is None:
         return ""
-    return f"{rank:.0f}. " + format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"],
-                                         r["n_jobs"], 3)
+    return f"{rank:.0f}. " + format_row(r, 3)
 
 
 def _taus(outs: Sequence[Column], mains: Sequence[Column],

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from runner.analysis import stats
+from runner.metrics import METRICS
 from runner.report.claims import Result
 from runner.report.evidence import Evidence
 
@@ -102,7 +103,8 @@ def in_kind(claim: str, verdicts: dict[str, str]) -> str:
 
 
 def rows(evidence: Sequence[Evidence], results: Sequence[Result]) -> list[list[str]]:
-    """seed, quantity, published, fbench mean ± h (n), definition, claim and its verdict."""
+    """seed, quantity, published, fbench mean [interval] (n), definition, claim and its
+    verdict."""
     verdicts = {r.claim.id: r.outcome.verdict for r in results}
     out = []
     for p in PUBLISHED:
@@ -112,9 +114,10 @@ def rows(evidence: Sequence[Evidence], results: Sequence[Result]) -> list[list[s
         if found is not None:
             x = stats.as_array(1.0 - found.by_metric["accuracy_at_1"] if p.metric == MISS_AT_1
                                else found.by_metric[p.metric])
-            lo, hi = stats.t_ci(x)
+            base = "accuracy_at_1" if p.metric == MISS_AT_1 else p.metric
+            lo, hi = stats.interval(x, METRICS[base].bounds)
             d = 3 if abs(p.value) < 10 else 0
-            text = f"{stats.mean(x):.{d}f} ± {(hi - lo) / 2:.{d}f} (n={len(x)})"
+            text = f"{stats.mean(x):.{d}f} [{lo:.{d}f}, {hi:.{d}f}] (n={len(x)})"
         pub = f"{p.value:.3f}" if abs(p.value) < 10 else f"{p.value:,.0f}"
         out.append([p.seed, p.quantity, pub, text, p.definition, in_kind(p.claim, verdicts)])
     return out

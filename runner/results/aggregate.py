@@ -2,12 +2,13 @@
 
 A *cell* is (workload, horizon, k, policy, params); its seeds are the replicates
 and only each job's final row counts. For every non-timing metric a row holds n,
-mean, std, IQM and the t interval (``runner.analysis.stats``), the embedder the cell
+mean, std, IQM and the interval (``runner.analysis.stats.interval``), the embedder the cell
 ran with, and the paired comparison with the *baseline cell* (``Baselines``): the
 baseline policy at its defaults, at the same workload, horizon and k, with the same
 non-policy parameters (``workload.*``, ``store.*``) and the same embedder, paired by
-seed: Δ, its t interval, the sign-flip p, the MDD, and two flags (bit-identical on every
-seed; the baseline at the metric's bound, so "better" is impossible). A cell with no
+seed: Δ, its interval, the sign-flip p (one-sided when the baseline sits at the metric's
+bound, so "better" is impossible), the MDD, two flags (bit-identical on every seed; at
+the bound) and a digest of the per-seed deltas. A cell with no
 baseline at its embedder is not paired across: its ``baseline_note`` says so (the rule
 is ``runner.results.pairing``); comparisons go to ``OUT/comparisons.parquet``
 (``runner.results.comparisons``). ``read_summary`` reads the summary back, recomputed
@@ -38,7 +39,6 @@ from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported
     Baselines,
     aligned,
     baseline_params,
-    bounded,
     cell_embedders,
     twins,
 )
@@ -87,6 +87,7 @@ SUMMARY_SCHEMA = pa.schema([
     ("p_value", pa.float64()),    # sign-flip permutation p of the paired Δ (unadjusted)
     ("identical", pa.bool_()),    # bit-identical to the baseline on every seed
     ("bounded", pa.bool_()),      # the baseline sits at the metric's best bound on every seed
+    ("delta_digest", pa.string()),  # of the per-seed deltas: equal digests, the same test
 ])
 PAIRED_COLUMNS = SUMMARY_SCHEMA.names[SUMMARY_SCHEMA.get_field_index("baseline"):]
 
@@ -273,17 +274,16 @@ def _cell_rows(seeds: PerSeed, cell: Cell, idx: np.ndarray, base_cell: Cell | No
     """A cell's summary rows, one per metric: its statistics over seeds, and the paired
     comparison with ``base_cell`` (if any)."""
     w, h, k, policy, params = cell
-    summaries = stats.summarize_columns(seeds.values[idx])
+    bounds = [m.bounds for m in seeds.metrics]
+    summaries = stats.summarize_columns(seeds.values[idx], bounds)
     n_missing = seeds.missing[idx].sum(axis=0)
     deltas: list[stats.Paired | None] = [None] * len(seeds.metrics)
-    limits = [False] * len(seeds.metrics)
     if base_cell is not None:
         pidx, qidx = aligned(seeds.seeds, idx, seeds.cells[base_cell])
         key = json.dumps([*cell, "vs", *base_cell])
         deltas = list(stats.paired_columns(seeds.values[pidx], seeds.values[qidx],
-                                           [m.direction for m in seeds.metrics], key))
-        limits = [bounded(m, stats.as_array(seeds.values[qidx, j]))
-                  for j, m in enumerate(seeds.metrics)]
+                                           [m.direction for m in seeds.metrics], key,
+                                           bounds))
     out = []
     for j, m in enumerate(seeds.metrics):
         s = summaries[j]
@@ -301,7 +301,7 @@ def _cell_rows(seeds: PerSeed, cell: Cell, idx: np.ndarray, base_cell: Cell | No
                 "delta_mean": d.mean, "delta_ci_low": d.ci_low, "delta_ci_high": d.ci_high,
                 "n_better": d.better, "n_ties": d.ties, "n_worse": d.worse,
                 "share_better": d.share_better, "mdd": d.mdd, "p_value": d.p,
-                "identical": d.identical, "bounded": limits[j],
+                "identical": d.identical, "bounded": d.bounded, "delta_digest": d.digest,
             }
         out.append(row)
     return out
@@ -334,8 +334,8 @@ def summary_baseline(summary: pa.Table) -> str:
 
 
 def summary_is_current(out: Loc) -> bool:
-    """The summary exists, was made from exactly these shards, and is newer than each
-    (a compacted job counts as the shard it came from)."""
+    """The summary exists, was made from exactly these shards with today's statistics,
+    and is newer than each (a compacted job counts as the shard it came from)."""
     out = location(out)
     path = out / SUMMARY
     if not path.is_file():
@@ -346,6 +346,10 @@ def summary_is_current(out: Loc) -> bool:
         return False
     if meta.get(b"fbench.family", b"").decode() != json.dumps(sweep_family(out)):
         return False  # the sweep's declared comparisons changed: the family did
+    if (meta.get(b"fbench.ci_method", b"").decode(),
+            meta.get(b"fbench.test_method", b"").decode()) != (stats.CI_METHOD,
+                                                               stats.TEST_METHOD):
+        return False  # made by other statistics
     from runner.results.comparisons import COMPARISONS
 
     if not (out / COMPARISONS).is_file():

@@ -10,14 +10,22 @@ the same non-policy parameters and the same embedder.
   ``PRIMARY_METRICS``). Holm-adjusted within each setting (workload, horizon, k).
 - **Exploratory**: every other comparison (parameter variants, other metrics),
   Benjamini–Hochberg q-values over the whole sweep.
-- Not tests: comparisons **identical** by construction (bit-identical on every seed) and
-  **bounded** ones (the baseline sits at the metric's best bound on every seed, so the
-  policy cannot come out better: keep_all's false-forget rate is 0 by construction).
+- Not tests: comparisons **identical** by construction (bit-identical on every seed), and
+  those with no interval (a metric the workload does not define, or one seed).
+- A test whose per-seed deltas are bit-identical to an earlier one's in its family (a
+  cell bit-identical to another, such as window and last_write_wins; recall_at_5 and
+  recall_at_k at k = 5) counts once: it is that test's **copy** (``copy_of``) and takes
+  its adjusted p and verdict.
+- A **bounded** comparison (the baseline at the metric's best bound on every seed:
+  keep_all's false-forget rate is 0) cannot come out better; its p is the one-sided
+  sign-flip p toward worse (``runner.analysis.stats.paired_delta``), and it is a test
+  like any other.
 
-A verdict is ``equivalent`` (the 95% interval of Δ inside ± the metric's margin),
-``better`` / ``worse`` (adjusted p < 0.05 and the interval excludes 0, in the metric's
-direction), ``inconclusive`` (neither), ``identical``, ``bounded: worse`` /
-``bounded: no worse`` or ``—`` (no interval: one seed, or a descriptive metric).
+A verdict is ``better`` / ``worse`` when the adjusted p is below 0.05 and the 95%
+interval of Δ excludes 0 (``…, within margin`` when that interval also lies inside ± the
+metric's margin: a real difference too small to matter); otherwise ``equivalent`` when
+the interval lies inside ± the margin, else ``inconclusive``; ``identical``; or ``—``
+(no interval: one seed, an undefined or a descriptive metric).
 """
 
 from __future__ import annotations
@@ -34,7 +42,6 @@ from runner.metrics import METRICS, Metric
 from runner.results.pairing import (
     Cell,
     aligned,
-    bounded,
     context,
     is_default_variant,
     is_embedder_key,
@@ -43,8 +50,8 @@ from runner.results.pairing import (
 COMPARISONS = "comparisons.parquet"
 PRIMARY_METRICS = ("contradiction_rate", "recall_current_at_k", "false_forget_rate",
                    "final_size")
-VERDICTS = ("better", "worse", "equivalent", "inconclusive", "identical", "bounded: worse",
-            "bounded: no worse", "—")
+VERDICTS = ("better", "worse", "better, within margin", "worse, within margin", "equivalent",
+            "inconclusive", "identical", "—")
 
 SCHEMA = pa.schema([
     ("workload", pa.string()), ("horizon", pa.int64()), ("k", pa.int64()),
@@ -62,6 +69,7 @@ SCHEMA = pa.schema([
     ("p_holm", pa.float64()),     # primary: Holm-adjusted within the setting
     ("q_bh", pa.float64()),       # exploratory: Benjamini–Hochberg over the sweep
     ("identical", pa.bool_()), ("bounded", pa.bool_()),
+    ("copy_of", pa.string()),     # the earlier test of its family with the same deltas
     ("verdict", pa.string()),
 ])
 
@@ -104,17 +112,22 @@ def verdict(row: dict[str, Any], adjusted: float) -> str:
     lo, hi, direction = row["ci_low"], row["ci_high"], row["direction"]
     if direction == "none" or lo is None or np.isnan(lo):
         return "—"
-    sign = 1.0 if direction == "higher" else -1.0
-    excludes_zero = lo > 0 or hi < 0
-    if row["bounded"]:
-        return "bounded: worse" if excludes_zero and sign * row["delta"] < 0 else \
-            "bounded: no worse"
     margin = row["margin"]
-    if -margin < lo and hi < margin:
-        return "equivalent"
-    if adjusted < stats.ALPHA and excludes_zero:
-        return "better" if sign * row["delta"] > 0 else "worse"
-    return "inconclusive"
+    within = -margin < lo and hi < margin
+    if adjusted < stats.ALPHA and (lo > 0 or hi < 0):
+        sign = 1.0 if direction == "higher" else -1.0
+        found = "better" if sign * row["delta"] > 0 else "worse"
+        return f"{found}, within margin" if within else found
+    return "equivalent" if within else "inconclusive"
+
+
+def family(row: dict[str, Any], primary: bool) -> str:
+    """``primary`` or ``exploratory`` for a test; ``not a test`` for a comparison with no
+    direction, bit-identical sides, or no interval (an undefined metric, one seed)."""
+    lo = row["ci_low"]
+    if row["direction"] == "none" or row["identical"] or lo is None or np.isnan(lo):
+        return "not a test"
+    return "primary" if primary else "exploratory"
 
 
 def baseline_rows(summary: pa.Table, primary: Sequence[str]) -> list[dict[str, Any]]:
@@ -129,20 +142,19 @@ def baseline_rows(summary: pa.Table, primary: Sequence[str]) -> list[dict[str, A
         m = METRICS[r["metric"]]
         other_mean = means.get((r["workload"], r["horizon"], r["k"], r["baseline"],
                                 r["baseline_params"], r["metric"]), float("nan"))
-        test = m.direction != "none" and not r["identical"] and not r["bounded"]
-        family = ("primary" if is_default_variant(r["params"]) and m.name in primary
-                  else "exploratory") if test else "not a test"
-        out.append({
+        row = {
             "workload": r["workload"], "horizon": r["horizon"], "k": r["k"],
             "policy": r["policy"], "params": r["params"], "other": r["baseline"],
             "other_params": r["baseline_params"], "embedder": r["embedder"],
-            "metric": m.name, "direction": m.direction, "family": family,
+            "metric": m.name, "direction": m.direction,
             "source": "baseline", "n": r["n_pairs"], "mean": r["mean"],
             "other_mean": other_mean, "delta": r["delta_mean"], "ci_low": r["delta_ci_low"],
             "ci_high": r["delta_ci_high"], "margin": absolute_margin(m, other_mean),
             "mdd": r["mdd"], "p": r["p_value"], "identical": bool(r["identical"]),
-            "bounded": bool(r["bounded"]),
-        })
+            "bounded": bool(r["bounded"]), "digest": r["delta_digest"],
+        }
+        row["family"] = family(row, is_default_variant(r["params"]) and m.name in primary)
+        out.append(row)
     return out
 
 
@@ -170,43 +182,64 @@ def declared_rows(seeds: np.ndarray, cells: dict[Cell, np.ndarray], embedders: d
             ident = json.dumps([*a_cell, "vs", *b_cell])
             for j, m in enumerate(metrics):
                 a_vals, b_vals = values[pidx, j], values[qidx, j]
-                d = stats.paired(a_vals, b_vals, m.direction, f"{ident}\x1f{j}")
-                limit = bounded(m, stats.as_array(b_vals))
-                test = m.direction != "none" and not d.identical and not limit
+                d = stats.paired(a_vals, b_vals, m.direction, f"{ident}\x1f{j}", m.bounds)
                 other_mean = stats.mean(stats.as_array(b_vals))
-                out.append({
+                row = {
                     "workload": a_cell[0], "horizon": a_cell[1], "k": a_cell[2],
                     "policy": a_cell[3], "params": a_cell[4], "other": b_cell[3],
                     "other_params": b_cell[4], "embedder": embedders[a_cell],
                     "metric": m.name, "direction": m.direction,
-                    "family": ("primary" if m.name in primary else "exploratory")
-                    if test else "not a test", "source": "declared", "n": d.n,
+                    "source": "declared", "n": d.n,
                     "mean": stats.mean(stats.as_array(a_vals)), "other_mean": other_mean,
                     "delta": d.mean, "ci_low": d.ci_low, "ci_high": d.ci_high,
                     "margin": absolute_margin(m, other_mean), "mdd": d.mdd, "p": d.p,
-                    "identical": d.identical, "bounded": limit,
-                })
+                    "identical": d.identical, "bounded": d.bounded, "digest": d.digest,
+                }
+                row["family"] = family(row, m.name in primary)
+                out.append(row)
     return out
 
 
 def adjust(rows: list[dict[str, Any]]) -> pa.Table:
-    """Holm within each setting's primary family, BH over the exploratory ones, verdicts."""
+    """Holm within each setting's primary family, BH over the exploratory ones, each test
+    counted once (its copies take its result), verdicts."""
     nan = float("nan")
-    for r in rows:
-        r["p_holm"] = r["q_bh"] = nan
+    first: dict[tuple[Any, ...], int] = {}
+    source: dict[int, int] = {}  # a copy's row -> its original's
     primary: dict[tuple[str, int, int], list[int]] = {}
-    exploratory = []
+    exploratory: list[int] = []
     for i, r in enumerate(rows):
-        if r["family"] == "primary":
-            primary.setdefault((r["workload"], r["horizon"], r["k"]), []).append(i)
-        elif r["family"] == "exploratory":
-            exploratory.append(i)
+        r["p_holm"] = r["q_bh"] = nan
+        r["copy_of"] = None
+        if r["family"] not in ("primary", "exploratory"):
+            continue
+        setting = (r["workload"], r["horizon"], r["k"])
+        group = setting if r["family"] == "primary" else ()
+        key = (r["family"], *group, r["direction"], r["bounded"], r["digest"])
+        if key in first:
+            source[i] = first[key]
+            r["copy_of"] = _label(rows[first[key]])
+            continue
+        first[key] = i
+        (primary.setdefault(setting, []) if r["family"] == "primary" else exploratory
+         ).append(i)
     for members in primary.values():
         for i, v in zip(members, stats.holm([rows[i]["p"] for i in members]), strict=True):
             rows[i]["p_holm"] = float(v)
     for i, v in zip(exploratory, stats.bh([rows[i]["p"] for i in exploratory]), strict=True):
         rows[i]["q_bh"] = float(v)
+    for i, j in source.items():
+        rows[i]["p_holm"], rows[i]["q_bh"] = rows[j]["p_holm"], rows[j]["q_bh"]
     for r in rows:
         adjusted = r["p_holm"] if r["family"] == "primary" else r["q_bh"]
         r["verdict"] = verdict(r, nan if adjusted is None else adjusted)
+        del r["digest"]
     return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def _label(row: dict[str, Any]) -> str:
+    """A comparison's name within its sweep: its source, setting, policy and params, the
+    other side, embedder, metric."""
+    return json.dumps([row["source"], row["workload"], row["horizon"], row["k"],
+                       row["policy"], row["params"], row["other"], row["other_params"],
+                       row["embedder"], row["metric"]])

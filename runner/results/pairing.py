@@ -2,7 +2,7 @@
 policy at its defaults, at the same workload, horizon and k, with the same non-policy
 parameters and the same embedder (the one its shards recorded, not the one written:
 mem0 embeds with MiniLM whatever its parameters). No cell is paired across embedders.
-Also: aligning two cells' seeds, and whether a baseline sits at a metric's bound."""
+Also: aligning two cells' seeds."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 
 from runner.errors import FbenchError
-from runner.metrics import Metric
 from runner.spec.params import OWN
 
 Cell = tuple[str, int, int, str, str]
@@ -98,15 +97,6 @@ def cell_embedders(final: pa.Table, cells: dict[Cell, np.ndarray]) -> dict[Cell,
                               f"({', '.join(sorted(map(str, names)))}); rerun its jobs")
         out[cell] = str(names.pop())
     return out
-
-
-def bounded(metric: Metric, baseline_values: np.ndarray) -> bool:
-    """The baseline sits at the metric's best possible value on every seed: the policy
-    cannot come out better (keep_all never forgets: its false-forget rate is 0)."""
-    if metric.bounds is None or metric.direction == "none" or len(baseline_values) == 0:
-        return False
-    best = metric.bounds[0] if metric.direction == "lower" else metric.bounds[1]
-    return bool(np.all(baseline_values == best))
 
 
 def aligned(seeds: np.ndarray, idx: np.ndarray, bidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Present a summary's numbers as text: decimals per metric, ``mean ± h`` cells, the
+"""Present a summary's numbers as text: decimals per metric, ``mean [low, high]`` cells, the
 labels of policy variants and horizons, and the CLI's main table of headline metrics."""
 
 from __future__ import annotations
@@ -57,30 +57,44 @@ def metric_decimals(summary: pa.Table) -> dict[str, int]:
     return {name: decimals(v) for name, v in largest.items()}
 
 
+TOO_FEW = "†"  # after a cell whose interval is too wide, or too approximate, to inform
+TOO_FEW_NOTE = (f"{TOO_FEW}: too few seeds for the interval to inform (it spans half a "
+                f"rate's range or more, or is a t interval of under {stats.SMALL_N} seeds)")
+
+
 def format_cell(mean: float | None, ci_low: float | None, ci_high: float | None,
                 n: int | None = None, n_jobs: int | None = None,
-                digits: int | None = None) -> str:
-    """``mean ± half-width`` of the interval (``—`` when undefined), ``(n=2)`` if seeds lack it."""
+                digits: int | None = None, too_few: bool = False) -> str:
+    """``mean [low, high]``, the interval's ends (``—`` when undefined), ``(n=2)`` if seeds
+    lack it, ``TOO_FEW`` when ``too_few``."""
     if mean is None or math.isnan(mean):
         text = "—"
     else:
         d = decimals(mean) if digits is None else digits
-        half = (ci_high - ci_low) / 2 if ci_low is not None and ci_high is not None else math.nan
-        text = f"{mean:.{d}f} ± " + ("—" if math.isnan(half) else f"{half:.{d}f}")
+        ends = (ci_low, ci_high)
+        text = f"{mean:.{d}f} " + ("[—]" if any(e is None or math.isnan(e) for e in ends)
+                                   else f"[{ci_low:.{d}f}, {ci_high:.{d}f}]")
     if n is not None and n_jobs is not None and n != n_jobs:
         text += f" (n={n})"
-    return text
+    return text + (f" {TOO_FEW}" if too_few else "")
+
+
+def format_row(r: dict[str, Any], digits: int | None = None) -> str:
+    """``format_cell`` of a summary row, marked when its seeds are too few to inform."""
+    bounds = METRICS[r["metric"]].bounds if r["metric"] in METRICS else None
+    return format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"], digits,
+                       stats.too_few(r["n"], r["ci_low"], r["ci_high"], bounds))
 
 
 def main_table(summary: pa.Table) -> Table:
-    """Policies as rows for each workload/horizon/k, headline metrics as mean ± CI half-width."""
+    """Policies as rows for each workload/horizon/k, headline metrics as mean [interval]."""
     rows = summary.to_pylist()
     by_cell: dict[Cell, dict[str, dict[str, Any]]] = {}
     for r in rows:
         by_cell.setdefault(tuple(r[c] for c in CELL), {})[r["metric"]] = r
     shown = [METRICS[name] for name in HEADLINE if name in METRICS]
-    table = Table(title=f"fbench summary: mean ± half-width of the {stats.LEVEL:.0%} t "
-                        f"CI over seeds")
+    table = Table(title=f"fbench summary: mean [{stats.LEVEL:.0%} interval over seeds]",
+                  caption=TOO_FEW_NOTE)
     for col in ("workload", "horizon", "k", "policy", "seeds"):
         table.add_column(col, justify="right" if col in ("horizon", "k", "seeds") else "left")
     for m in shown:
@@ -98,9 +112,7 @@ def main_table(summary: pa.Table) -> Table:
         cells = []
         for m in shown:
             r = metrics.get(m.name)
-            cells.append("" if r is None else
-                         format_cell(r["mean"], r["ci_low"], r["ci_high"], r["n"], r["n_jobs"],
-                                     digits.get(m.name)))
+            cells.append("" if r is None else format_row(r, digits.get(m.name)))
         table.add_row(w, str(h), str(k), variant_label(policy, params), str(any_row["n_jobs"]),
                       *cells)
     return table

@@ -24,7 +24,7 @@ from runner.spec.resolve import make_spec
 from runner.sweep.grid import Cell, Grid, ListCell, SeedCell
 from workloads import WORKLOADS, FromData, Workload, current_builtin_names
 
-DEFAULT_SEEDS = 5
+DEFAULT_SEEDS = 20  # the coverage study's choice: benchmarks/bench_coverage.py
 DEFAULT_BASELINE = "keep_all"
 
 
