@@ -37,7 +37,8 @@ class Metric:
     # baseline's mean. A per-query metric is a rate: 0.01 absolute by default.
     margin: float = RATE_MARGIN
     relative: bool = False
-    # The values the metric can take, when bounded: a comparison against a baseline
+    # The values the metric can take, when bounded. Finite bounds give its intervals the
+    # betting method (runner.analysis.stats.interval); a comparison against a baseline
     # that sits at the bound in the metric's direction cannot come out better.
     bounds: tuple[float, float] | None = None
 
