@@ -16,7 +16,10 @@ samples whose interval holds the population mean, its width the mean width. Case
 population is undefined (a metric the workload does not have) are left out. Figures go to
 ``benchmarks/results.json`` under ``coverage``: per method, kind and n, the cases, the
 lowest coverage, how many fall below 93.5%, and the mean width; and the ten worst cases
-of each method. Usage::
+of each method. A control runs the same design on populations the t interval is exact
+for: as many 50-value samples of a Normal as there are size cases, resampled the same
+way; its figures, under ``control``, are what the study's own noise gives an exact
+interval. Usage::
 
     fbench sweep --seeds 50 --out /tmp/def50 --no-report
     python benchmarks/bench_coverage.py --out /tmp/def50
@@ -81,6 +84,18 @@ def populations(out: str, least: int) -> list[dict[str, Any]]:
     return found
 
 
+def normal_control(count: int, size: int, resamples: int) -> dict[str, Any]:
+    """The t interval's figures at each n on ``count`` populations of ``size`` values drawn
+    from a standard Normal, each resampled as a sweep's cell is: the coverage an exact
+    interval shows in this study, whose populations are finite samples themselves."""
+    rng = np.random.default_rng(stats.key_seed("coverage", "normal control"))
+    rows = [row for i in range(count) for row in case_rows(
+        {"kind": "cell", "workload": "normal", "horizon": 0, "k": 0, "policy": f"#{i}",
+         "metric": "normal", "values": rng.normal(size=size), "bounds": None}, resamples)
+        if row["method"] == "t"]
+    return {f"n={n}": _figures([r for r in rows if r["n"] == n]) for n in NS}
+
+
 def t_intervals(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The t interval of each row's mean (constant rows: zero width)."""
     n = x.shape[1]
@@ -142,6 +157,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     cov = np.array([r["coverage"] for r in rows])
     return {"cases": len(rows), "min_coverage": float(cov.min()) if len(rows) else None,
+            "mean_coverage": float(cov.mean()) if len(rows) else None,
             "below_floor": int(np.sum(cov < FLOOR)),
             "mean_width": float(np.mean([r["width"] for r in rows])) if rows else None}
 
@@ -161,9 +177,12 @@ def main() -> None:
         "sweep": "fbench sweep --seeds 50 (the default grid)",
         "population_seeds": args.population, "resamples": args.resamples,
         "floor": FLOOR, "populations": len(pops),
-        "seconds": round(time.perf_counter() - start, 1),
         "methods": summarize(rows),
+        "control": normal_control(
+            sum(not stats.finite(pop["bounds"]) for pop in pops), args.population,
+            args.resamples),
     }
+    entry["seconds"] = round(time.perf_counter() - start, 1)
     results = json.loads(args.output.read_text()) if args.output.exists() else {}
     results["coverage"] = entry
     tmp = args.output.with_suffix(".json.tmp")

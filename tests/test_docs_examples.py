@@ -520,6 +520,19 @@ def test_statistics_page_quotes_the_coverage_study() -> None:
     above = widths[f"betting c={stats.BET_CAP}"] / widths["betting c=0.99"] - 1
     assert f"mean width is {100 * above:.0f}% above the narrowest (c = 0.99)" in text
     assert all(v["all"]["below_floor"] == 0 for k, v in methods.items() if k != "t")
+    control = json.loads((ROOT / "benchmarks" / "results.json").read_text())["coverage"][
+        "control"]
+    sizes = [methods["t"][f"size cell n={n}"]["below_floor"]
+             + methods["t"][f"size delta n={n}"]["below_floor"] for n in (5, 10, 20)]
+    cases = methods["t"]["size cell n=5"]["cases"] + methods["t"]["size delta n=5"]["cases"]
+    assert control["n=5"]["cases"] == cases
+    assert (f"{cases} populations of 50 values drawn from a Normal" in text.replace("\n  ", " "))
+    assert ("gives a lowest coverage of " + " / ".join(
+        f"{100 * control[f'n={n}']['min_coverage']:.1f}%" for n in (5, 10, 20))
+        + " at 5 / 10 / 20 seeds, with " + " / ".join(
+        str(control[f"n={n}"]["below_floor"]) for n in (5, 10, 20))
+        + " cases below 93.5% (sizes: " + " / ".join(map(str, sizes)) + f" of {cases})"
+        ) in text.replace("\n  ", " ")
     source = Path(method.__file__).read_text()
     assert (f"finds it at {100 * chosen['all']['min_coverage']:.1f}% or more everywhere, "
             f"where the \"\n        \"t interval fell to "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from runner.analysis import stats
@@ -126,19 +128,28 @@ def _same(a: object, b: object) -> bool:
 
 def test_batched_columns_equal_one_column_at_a_time() -> None:
     """Prevents the batched path the aggregator uses from drifting from the one-metric functions
-    (a column's interval must not depend on the other metrics of its cell, nor on n >= 8 sums)."""
+    (a column's interval must not depend on the other metrics of its cell, on how the betting
+    intervals are stacked, nor on n >= 8 sums): bit-identical, unbounded and rates alike."""
     rng = np.random.default_rng(3)
-    x = rng.normal(size=(11, 4))
+    x = rng.uniform(size=(11, 6))
+    x[:, 0] = rng.normal(size=11)  # a size: no bounds
     x[:, 2] = 0.1  # constant
     x[4, 3] = NAN  # a seed without a value for one metric
-    b = rng.normal(size=(11, 4))
-    sums = stats.summarize_columns(x)
-    deltas = stats.paired_columns(x, b, ["lower", "higher", "none", "lower"], "cell vs base")
-    for j, direction in enumerate(["lower", "higher", "none", "lower"]):
-        assert _same(sums[j], stats.summarize(x[:, j]))
-        assert _same(deltas[j], stats.paired(x[:, j], b[:, j], direction, "cell vs base"))
-    assert sums[2].mean == 0.1 and (sums[2].ci_low, sums[2].ci_high) == (0.1, 0.1)
+    x[:, 4] = 0.0  # all zero: a one-sided interval
+    b = rng.uniform(size=(11, 6))
+    b[:, 0] = rng.normal(size=11)
+    bounds: list[stats.Bounds] = [None, (0.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0),
+                                  (0.0, 5.0)]
+    directions = ["lower", "higher", "none", "lower", "lower", "higher"]
+    sums = stats.summarize_columns(x, bounds)
+    deltas = stats.paired_columns(x, b, directions, "cell vs base", bounds)
+    for j, direction in enumerate(directions):
+        assert _same(sums[j], stats.summarize(x[:, j], bounds[j]))
+        assert _same(deltas[j], stats.paired(x[:, j], b[:, j], direction,
+                                             f"cell vs base\x1f{j}", bounds[j]))
+    assert sums[2].mean == 0.1 and sums[2].ci_low < 0.1 < sums[2].ci_high  # not zero width
     assert sums[3].n == 10
+    assert sums[4].ci_low == 0.0 < sums[4].ci_high
 
 
 def test_sign_flip_p_does_not_depend_on_how_many_signs_are_drawn_at_once(
@@ -249,3 +260,31 @@ def test_too_few_flags_wide_and_approximate_intervals() -> None:
     assert stats.too_few(10, 90.0, 110.0, (0.0, math.inf))
     assert not stats.too_few(stats.SMALL_N, 90.0, 110.0, None)
     assert not stats.too_few(1, NAN, NAN, (0.0, 1.0))
+
+
+COMMITTED_SUMMARIES = sorted((Path(__file__).parent / "golden" / "reports").glob(
+    "*/summary.parquet"))
+
+
+@pytest.mark.parametrize("path", COMMITTED_SUMMARIES,
+                         ids=[p.parent.name for p in COMMITTED_SUMMARIES])
+def test_no_committed_interval_leaves_its_metrics_bounds(path: Path) -> None:
+    """Prevents a committed summary printing a rate's interval below 0 or above 1 (the t
+    interval's "[−0.000, 0.001]"), or a rate's Δ outside [−1, 1]: every cell's and every
+    delta's interval lies within its metric's bounds."""
+    from runner.metrics import METRICS
+
+    table = pq.read_table(path).to_pylist()
+    checked = 0
+    for row in table:
+        bounds = METRICS[row["metric"]].bounds
+        if not stats.finite(bounds):
+            continue
+        lo, hi = bounds
+        for a, b, (low, high) in ((row["ci_low"], row["ci_high"], (lo, hi)),
+                                  (row["delta_ci_low"], row["delta_ci_high"], (lo - hi, hi - lo))):
+            if a is None or math.isnan(a):
+                continue
+            assert low <= a <= b <= high, (row["workload"], row["policy"], row["metric"])
+            checked += 1
+    assert checked > 0

@@ -143,6 +143,27 @@ def interval(x: np.ndarray, bounds: Bounds = None,
     return float(lo[0]), float(hi[0])
 
 
+def intervals(columns: Sequence[np.ndarray], bounds: Sequence[Bounds],
+              level: float = LEVEL) -> list[tuple[float, float]]:
+    """``interval`` of each of ``columns`` (no nans) within ``bounds[j]``. The betting
+    intervals of columns of one length and bounds are the rows of one ``betting_ci``
+    call, bit-identical to one call per column (each row's arithmetic is its own)."""
+    out: list[tuple[float, float]] = [(NAN, NAN)] * len(columns)
+    groups: dict[tuple[int, Bounds], list[int]] = {}
+    for j, (x, b) in enumerate(zip(columns, bounds, strict=True)):
+        if len(x) >= 2 and finite(b):
+            groups.setdefault((len(x), b), []).append(j)
+        else:
+            out[j] = interval(x, b, level)
+    for (_, b), js in groups.items():
+        assert b is not None
+        rows = np.stack([np.asarray(columns[j], dtype=np.float64) for j in js])
+        lo, hi = betting_ci(rows, b, level)
+        for i, j in enumerate(js):
+            out[j] = float(lo[i]), float(hi[i])
+    return out
+
+
 def betting_ci(x: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
                level: float = LEVEL, cap: float = BET_CAP, iterations: int = 52
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -283,11 +304,12 @@ class Summary:
     ci_high: float
 
 
-def summarize(values: Sequence[float] | np.ndarray, bounds: Bounds = None) -> Summary:
+def summarize(values: Sequence[float] | np.ndarray, bounds: Bounds = None,
+              ci: tuple[float, float] | None = None) -> Summary:
     """n, mean, std, IQM and interval of one cell's values (nans excluded), within the
-    metric's ``bounds``."""
+    metric's ``bounds``; ``ci``: that interval, computed already."""
     x = as_array(values)
-    lo, hi = interval(x, bounds)
+    lo, hi = interval(x, bounds) if ci is None else ci
     return Summary(len(x), mean(x), std(x), iqm(x), lo, hi)
 
 
@@ -296,8 +318,10 @@ def summarize_columns(x: np.ndarray, bounds: Sequence[Bounds] | None = None
     """``summarize`` of every column of an (n seeds x m metrics) array, column j within
     ``bounds[j]``."""
     x = np.asarray(x, dtype=np.float64)
-    limits = bounds if bounds is not None else [None] * x.shape[1]
-    return [summarize(x[:, j], limits[j]) for j in range(x.shape[1])]
+    limits = list(bounds) if bounds is not None else [None] * x.shape[1]
+    columns = [as_array(x[:, j]) for j in range(x.shape[1])]
+    cis = intervals(columns, limits)
+    return [summarize(c, limits[j], cis[j]) for j, c in enumerate(columns)]
 
 
 @dataclass(frozen=True)
@@ -335,17 +359,18 @@ def at_best_bound(baseline: np.ndarray, direction: str, bounds: Bounds) -> bool:
 
 
 def paired_delta(delta: np.ndarray, direction: str, key: str = "", bounds: Bounds = None,
-                 bounded: bool = False) -> Paired:
+                 bounded: bool = False, ci: tuple[float, float] | None = None) -> Paired:
     """The comparison of per-seed deltas (no nans) in the metric's direction, the
-    interval within the deltas' bounds (``delta_bounds`` of the metric's). ``bounded``:
-    the baseline sits at the best bound, so the test is one-sided, toward worse."""
+    interval within the deltas' bounds (``delta_bounds`` of the metric's; ``ci``: that
+    interval, computed already). ``bounded``: the baseline sits at the best bound, so
+    the test is one-sided, toward worse."""
     n = len(delta)
     sign = SIGN[direction]
     better = int(np.sum(sign * delta > 0)) if sign else 0
     worse = int(np.sum(sign * delta < 0)) if sign else 0
     ties = int(np.sum(delta == 0)) if sign else 0
     share = (better + ties / 2) / n if sign and n else NAN
-    lo, hi = interval(delta, delta_bounds(bounds))
+    lo, hi = interval(delta, delta_bounds(bounds)) if ci is None else ci
     p = sign_flip_p(-sign * delta, key, "greater") if bounded else sign_flip_p(delta, key)
     digest = hashlib.sha256(np.ascontiguousarray(delta, dtype=np.float64).tobytes())
     return Paired(n, mean(delta), lo, hi, p, better, ties, worse, share,
@@ -381,8 +406,13 @@ def paired_columns(
     b = np.asarray(baseline, dtype=np.float64)
     if a.shape != b.shape or a.shape[1] != len(directions):
         raise ValueError(f"paired arrays differ in shape: {a.shape} vs {b.shape}")
-    limits = bounds if bounds is not None else [None] * a.shape[1]
-    return [paired(a[:, j], b[:, j], directions[j], f"{key}\x1f{j}", limits[j])
+    limits = list(bounds) if bounds is not None else [None] * a.shape[1]
+    kept = [~(np.isnan(a[:, j]) | np.isnan(b[:, j])) for j in range(a.shape[1])]
+    deltas = [a[ok, j] - b[ok, j] for j, ok in enumerate(kept)]
+    cis = intervals(deltas, [delta_bounds(lim) for lim in limits])
+    return [paired_delta(deltas[j], directions[j], f"{key}\x1f{j}", limits[j],
+                         at_best_bound(b[~np.isnan(b[:, j]), j], directions[j], limits[j]),
+                         cis[j])
             for j in range(a.shape[1])]
 
 

@@ -180,9 +180,11 @@ def declared_rows(seeds: np.ndarray, cells: dict[Cell, np.ndarray], embedders: d
                 continue
             pidx, qidx = aligned(seeds, cells[a_cell], cells[b_cell])
             ident = json.dumps([*a_cell, "vs", *b_cell])
-            for j, m in enumerate(metrics):
+            tests = stats.paired_columns(values[pidx], values[qidx],
+                                         [m.direction for m in metrics], ident,
+                                         [m.bounds for m in metrics])
+            for j, (m, d) in enumerate(zip(metrics, tests, strict=True)):
                 a_vals, b_vals = values[pidx, j], values[qidx, j]
-                d = stats.paired(a_vals, b_vals, m.direction, f"{ident}\x1f{j}", m.bounds)
                 other_mean = stats.mean(stats.as_array(b_vals))
                 row = {
                     "workload": a_cell[0], "horizon": a_cell[1], "k": a_cell[2],
