@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from fbench.clock import Clock
 from workloads.contradiction import (
     ContradictionParams,
     ContradictionRetrievableV1,
@@ -91,6 +92,11 @@ class Contradiction(ContradictionV1):
     def events(self, seed: int, horizon: int, params: ContradictionParams) -> Iterator[Event]:
         assert isinstance(params, ContradictionDayParams | RetrievableDayParams)
         return stream(seed, horizon, params, params.turns_per_day)
+
+    def clock(self, params: ContradictionParams) -> Clock:
+        """Turns, ``turns_per_day`` of them a day (no days at 0)."""
+        days = getattr(params, "turns_per_day", 0)
+        return Clock("turns", days or None)
 
 
 @register_workload

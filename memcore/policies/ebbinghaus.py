@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fbench.clock import duration
 from memcore.columns import Columns, RowsKept
 from memcore.policies.base import Policy, Removal, make_removal, register_policy
 from memcore.policies.due import DueSchedule, early
@@ -22,7 +23,7 @@ from memcore.policies.due import DueSchedule, early
 
 @dataclass(frozen=True)
 class EbbinghausParams:
-    tau: float = 150.0
+    tau: float = duration(150.0)
     gain: float = 4.0
     superseded_strength: float = 0.05
     prune_threshold: float = 0.02

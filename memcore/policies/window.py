@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fbench.clock import duration
 from memcore.columns import Columns
 from memcore.policies.base import Policy, Removal, Removals, register_policy
 
@@ -29,7 +30,7 @@ class WindowParams:
     The default is the window Ebbinghaus at tau=150 is indistinguishable from on the
     contradiction workload."""
 
-    window: float = 1650.0
+    window: float = duration(1650.0)
 
     def __post_init__(self) -> None:
         if not self.window > 0:

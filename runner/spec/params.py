@@ -13,12 +13,16 @@ import difflib
 import functools
 import math
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from fbench.clock import Clock, convert, is_duration, parse
 from runner.errors import FbenchError
 
 Scalar = bool | int | float | str
+# the clock of the workload the canonical params run (a duration with a unit converts on
+# it), and the workload's name
+ClockOf = Callable[[Mapping[str, Scalar]], tuple[Clock, str]]
 NAMESPACES = ("policy", "workload", "store")
 OWN = "own"  # a memory's embedder when it ranks by its own means (no shared embedder)
 _MISSING = object()
@@ -71,14 +75,18 @@ def resolve(
     assignments: Iterable[tuple[str, Scalar]],
     declared: Mapping[str, type],
     where: Mapping[str, str],
+    clock: ClockOf | None = None,
 ) -> dict[str, Scalar]:
     """Canonical ``{"namespace.key": typed value}`` from raw assignments.
 
     ``declared`` maps each namespace to its params dataclass and ``where`` names
-    what owns it (for messages, e.g. ``{"policy": "policy 'ebbinghaus'"}``).
+    what owns it (for messages, e.g. ``{"policy": "policy 'ebbinghaus'"}``). A duration
+    given with a unit (``tau=30d``) is converted on ``clock``'s clock into the stream's
+    unit; a bare number is in the stream's unit already.
     """
     tables = {ns: fields_of(cls) for ns, cls in declared.items()}
     out: dict[str, Scalar] = {}
+    timed: list[tuple[str, str]] = []  # durations with a unit, converted once out is known
     for key, raw in assignments:
         ns, dot, name = key.partition(".")
         if dot and ns in tables:
@@ -94,7 +102,12 @@ def resolve(
                 + ", ".join(f"{n}.{name}" for n in owners)
             )
         full = f"{owners[0]}.{name}"
+        if isinstance(raw, str) and is_duration(declared[owners[0]], name) and (
+                (parse(raw) or (0.0, None))[1] is not None):
+            timed.append((full, raw))
+            continue
         out[full] = coerce(raw, tables[owners[0]][name][0], full)
+    out.update(durations(timed, out, clock))
     for ns, cls in declared.items():
         build(cls, out, ns, where.get(ns, ns))
         # A value equal to its default is no override: the same job keeps one id.
@@ -102,6 +115,26 @@ def resolve(
             if out.get(f"{ns}.{name}", _MISSING) == default:
                 del out[f"{ns}.{name}"]
     return dict(sorted(out.items()))
+
+
+def durations(timed: list[tuple[str, str]], out: Mapping[str, Scalar],
+              clock: ClockOf | None) -> dict[str, Scalar]:
+    """Each ``(key, "30d")`` as a number of the clock's units (``out``: the other
+    canonical params, the workload's among them)."""
+    if not timed:
+        return {}
+    if clock is None:
+        key, raw = timed[0]
+        raise FbenchError(f"parameter {key}={raw!r} has a unit but no workload's clock to "
+                          f"convert it on; give it as a bare number")
+    on, workload = clock(out)
+    converted: dict[str, Scalar] = {}
+    for key, raw in timed:
+        try:
+            converted[key] = convert(key, raw, on, workload)  # type: ignore[assignment]
+        except ValueError as exc:
+            raise FbenchError(str(exc)) from None
+    return converted
 
 
 def close_keys(key: str, name: str, tables: Mapping[str, Mapping[str, object]]) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from fbench.clock import clock_of
 from fbench.extras import require
 from fbench.registry import RegistryError
 from memcore import EMBEDDERS
@@ -58,7 +59,8 @@ def make_spec(
         raise FbenchError(f"seed must be non-negative, got {seed}")
     where = {"policy": f"policy {policy!r}", "workload": f"workload {workload!r}",
              "store": "the reference store"}
-    canonical = resolve(params, declared(m, w), where)
+    canonical = resolve(params, declared(m, w), where, lambda out: (
+        clock_of(w, build(w.Params, out, "workload", workload)), workload))
     require_libraries(m, canonical)
     data = bound_data(w, workload, canonical, seed)
     stream = data[0] if data is not None else w
