@@ -520,13 +520,15 @@ def test_version_2_asks_rare_facts_less_and_some_questions_obliquely() -> None:
 def test_version_2_mentions_cost_a_last_write_wins_memory_its_facts() -> None:
     """Prevents interfering mentions that never mislead an extractor-driven policy: on
     version 2 last_write_wins forgets current facts (false supersessions), on version 1
-    it forgets none, and ebbinghaus (which keeps superseded entries) forgets none."""
+    it forgets none, and ebbinghaus at τ = 150 days (which keeps superseded entries past
+    the 200 days) forgets none."""
     from runner.job.run import run_job
     from runner.spec.resolve import make_spec
 
-    def ff(workload: str, policy: str) -> float:
-        return float(run_job(make_spec(workload, policy, 0, 200)).metrics()["false_forget_rate"])
+    def ff(workload: str, policy: str, *params: tuple[str, float]) -> float:
+        return float(run_job(make_spec(workload, policy, 0, 200, params=params)).metrics()[
+            "false_forget_rate"])
 
     assert ff("lifecycle", "last_write_wins") > 0.05
     assert ff("lifecycle@1", "last_write_wins") == 0.0
-    assert ff("lifecycle", "ebbinghaus") == 0.0
+    assert ff("lifecycle", "ebbinghaus", ("tau", 150.0)) == 0.0

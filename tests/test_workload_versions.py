@@ -206,12 +206,23 @@ def test_retired_streams_give_their_old_numbers_exactly() -> None:
     """Prevents a retired version drifting (the promise of `lifecycle@1` and
     `contradiction@1`): final metrics of full-horizon jobs, copied from the shards of the
     RESULTS.md sweep that ran before version 2 existed (commit eb049e5, under the
-    unversioned names), are reproduced exactly under the versioned names."""
+    unversioned names), are reproduced exactly under the versioned names. Those jobs ran
+    every duration at its field's own number, before defaults followed the clock
+    (docs/policies.md), so the cases give it explicitly."""
+    import dataclasses
+
+    from fbench.clock import is_duration
+    from runner.adapters import MEMORIES
+
     cases = json.loads(RETIRED_NUMBERS.read_text())
     assert {c["workload"] for c in cases} == {"lifecycle@1", "lifecycle.bursty@1",
                                               "contradiction@1", "contradiction.retrievable@1"}
     for c in cases:
-        got = run_job(make_spec(c["workload"], c["policy"], c["seed"], c["horizon"])).metrics()
+        params = MEMORIES[c["policy"]].Params
+        then = [(f"policy.{f.name}", f.default) for f in dataclasses.fields(params)
+                if is_duration(params, f.name)]
+        got = run_job(make_spec(c["workload"], c["policy"], c["seed"], c["horizon"],
+                                params=then)).metrics()
         assert {k: got[k] for k in c["metrics"]} == c["metrics"], (c["workload"], c["policy"])
 
 

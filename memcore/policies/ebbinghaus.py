@@ -23,7 +23,7 @@ from memcore.policies.due import DueSchedule, early
 
 @dataclass(frozen=True)
 class EbbinghausParams:
-    tau: float = duration(150.0)
+    tau: float = duration("150t", "18d")
     gain: float = 4.0
     superseded_strength: float = 0.05
     prune_threshold: float = 0.02

@@ -47,13 +47,13 @@ MERGE_BLOCK = 1024
 class LetheParams:
     """Every constant of the lifecycle (the seed's DecayConfig defaults)."""
 
-    half_life: float = duration(7.0)
+    half_life: float = duration("7d", "7t")
     access_bonus: float = 0.1
     bonus_cap: float = 1.0
     reinforce: float = 0.2
     promote_at: float = 0.6
     demote_below: float = 0.1
-    cold_grace: float = duration(1.0)
+    cold_grace: float = duration("1d", "1t")
     merge_cosine: float = 0.95
     w_recency: float = 0.2
     w_source: float = 0.5

@@ -20,7 +20,7 @@ from memcore.policies.base import Policy, Removal, register_policy
 class TtlParams:
     """``max_age``: the age (in the workload's time unit) past which an entry expires."""
 
-    max_age: float = duration(7.0)
+    max_age: float = duration("7t", "7d")
 
     def __post_init__(self) -> None:
         if not self.max_age > 0:

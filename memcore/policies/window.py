@@ -30,7 +30,7 @@ class WindowParams:
     The default is the window Ebbinghaus at tau=150 is indistinguishable from on the
     contradiction workload."""
 
-    window: float = duration(1650.0)
+    window: float = duration("1650t", "200d")
 
     def __post_init__(self) -> None:
         if not self.window > 0:

@@ -18,9 +18,10 @@ from runner.adapters.base import (
     Prefetches,
     ReportsDeletions,
     TakesTruthHints,
+    UsesClock,
     register_memory,
 )
 
 __all__ = ["MEMORIES", "OWN", "AnswersAsIds", "AnswersInBatches", "Deletion", "Foresees", "Hit",
            "IgnoresTicks", "LinksSlots", "MemoryAdapter", "MemoryFactory", "MemoryKind",
-           "Prefetches", "ReportsDeletions", "TakesTruthHints", "register_memory"]
+           "Prefetches", "ReportsDeletions", "TakesTruthHints", "UsesClock", "register_memory"]

@@ -15,6 +15,9 @@ capabilities are their own small Protocols, checked with ``isinstance``:
 - ``TakesTruthHints``: is told each observation's true slot (harness-side
   extractors only: memcore's memory never sees ground truth);
 - ``Foresees``: reads the stream ahead (the oracle only);
+- ``UsesClock``: is given the workload's clock (``fbench.clock.Clock``: what ``t``
+  counts, turns or days, and the turns a day holds where defined) before the first
+  event; a library that reads the wall clock runs on it with ``fbench.clock.simulate``;
 - ``ReportsDeletions``: says what it removed, why, and with what score (for a job's
   evidence, ``runner.job.samples``; without it the harness records only the removals it
   sees when a slot is asked).
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from fbench.clock import Clock
 from fbench.registry import Registry
 from memcore.policies import POLICIES, NoParams, Policy
 from runner.spec.params import OWN
@@ -174,6 +178,14 @@ class ReportsDeletions(Protocol):
         while it records a job's evidence: once before the first event (the memory may
         start keeping them then), then after each event (a removal is dated by the
         event it followed)."""
+        ...
+
+
+@runtime_checkable
+class UsesClock(Protocol):
+    def use_clock(self, clock: Clock) -> None:
+        """The workload's clock, once, before the first event: ``t`` in ``observe``,
+        ``query`` and ``tick`` counts its ``unit``."""
         ...
 
 

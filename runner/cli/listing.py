@@ -34,9 +34,15 @@ def _row(table: Table, *cells: str) -> None:
 def _params_text(cls: type | None) -> str:
     if cls is None:
         return ""
-    from runner.spec.params import fields_of
+    import dataclasses
 
-    return ", ".join(f"{k}={d!r}" for k, (_, d) in fields_of(cls).items()) or "-"
+    from fbench.clock import DURATION
+
+    def shown(f: dataclasses.Field[object]) -> str:
+        texts = f.metadata.get(DURATION)  # a duration: its defaults by clock, in order
+        return f"{f.name}={' or '.join(texts) if texts else repr(f.default)}"
+
+    return ", ".join(shown(f) for f in dataclasses.fields(cls)) or "-"
 
 
 def _from_text(where: str, imports: tuple[str, ...]) -> str:

@@ -33,6 +33,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from fbench.clock import clock_of
 from runner.adapters import (
     AnswersAsIds,
     AnswersInBatches,
@@ -43,6 +44,7 @@ from runner.adapters import (
     MemoryAdapter,
     Prefetches,
     TakesTruthHints,
+    UsesClock,
 )
 from runner.adapters.base import hit_ids
 from runner.job import streams
@@ -384,6 +386,8 @@ def _run(spec: JobSpec, record_queries: bool = False, samples: bool = False) -> 
         process ran the stream before)."""
         return iter(r.workload.events(spec.seed, spec.horizon, r.workload_params))
 
+    if isinstance(memory, UsesClock):
+        memory.use_clock(clock_of(r.workload, r.workload_params))
     if isinstance(memory, Foresees):  # the oracle reads the questions ahead (a second pass)
         memory.foresee(streams.events(spec, generate()))
     feed = _Feed(spec, run, memory)

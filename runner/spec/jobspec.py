@@ -26,6 +26,12 @@ class JobSpec:
     fbench's own memories and generators add nothing (their code is the shards' version
     and commit), so their ids stay as they were.
 
+    ``defaults`` are the parameters whose default on the workload's clock is not the
+    parameter's own (a duration's, ``fbench.clock.default_on``: ebbinghaus's ``tau`` in
+    days on a day stream), as ``namespace.key`` and value, sorted. They are not
+    overrides (the cell is still the policy at its defaults), but they are part of the
+    id, so a job whose default moved runs again; written out only when present.
+
     ``workload_version`` is the version of the workload's stream the job ran (its
     ``version``). Version 1 is not written out, so the ids of jobs on streams that never
     changed stay as they were; a job on another version has another id, so a sweep
@@ -40,6 +46,7 @@ class JobSpec:
     k: int = 5
     code: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     workload_version: str = "1"
+    defaults: tuple[tuple[str, Scalar], ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -54,12 +61,15 @@ class JobSpec:
             d["code"] = dict(self.code)
         if self.workload_version != "1":
             d["workload_version"] = self.workload_version
+        if self.defaults:
+            d["defaults"] = dict(self.defaults)
         return d
 
     def without_code(self) -> JobSpec:
-        """The same cell whatever code runs it, plugin code and workload version alike
-        (what a sweep resumes by: a job of a changed stream supersedes the old one)."""
-        return dataclasses.replace(self, code=(), workload_version="1")
+        """The same cell whatever code runs it, plugin code, workload version and clock
+        defaults alike (what a sweep resumes by: a job of a changed stream, or of a
+        changed default, supersedes the old one)."""
+        return dataclasses.replace(self, code=(), workload_version="1", defaults=())
 
     def canonical_json(self) -> str:
         return self._canonical
@@ -91,4 +101,5 @@ class JobSpec:
             k=int(d.get("k", 5)),
             code=tuple(sorted(d.get("code", {}).items())),
             workload_version=str(d.get("workload_version", "1")),
+            defaults=tuple(sorted(d.get("defaults", {}).items())),
         )

@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fbench.clock import Clock, convert, is_duration, parse
+from fbench.clock import Clock, convert, default_on, is_duration, parse
 from runner.errors import FbenchError
 
 Scalar = bool | int | float | str
@@ -107,27 +107,31 @@ def resolve(
             timed.append((full, raw))
             continue
         out[full] = coerce(raw, tables[owners[0]][name][0], full)
-    out.update(durations(timed, out, clock))
+    here = clock(out) if clock is not None else None
+    out.update(durations(timed, here))
     for ns, cls in declared.items():
         build(cls, out, ns, where.get(ns, ns))
-        # A value equal to its default is no override: the same job keeps one id.
-        for name, (_, default) in tables[ns].items():
-            if out.get(f"{ns}.{name}", _MISSING) == default:
-                del out[f"{ns}.{name}"]
+        # A value equal to its default (on the workload's clock) is no override: the
+        # same job keeps one id.
+        for f in dataclasses.fields(cls):
+            default = (default_on(f, here[0]) if here is not None and is_duration(cls, f.name)
+                       else f.default)
+            if out.get(f"{ns}.{f.name}", _MISSING) == default:
+                del out[f"{ns}.{f.name}"]
     return dict(sorted(out.items()))
 
 
-def durations(timed: list[tuple[str, str]], out: Mapping[str, Scalar],
-              clock: ClockOf | None) -> dict[str, Scalar]:
-    """Each ``(key, "30d")`` as a number of the clock's units (``out``: the other
-    canonical params, the workload's among them)."""
+def durations(timed: list[tuple[str, str]], here: tuple[Clock, str] | None
+              ) -> dict[str, Scalar]:
+    """Each ``(key, "30d")`` as a number of units of the clock of ``here`` (the clock
+    and the workload's name)."""
     if not timed:
         return {}
-    if clock is None:
+    if here is None:
         key, raw = timed[0]
         raise FbenchError(f"parameter {key}={raw!r} has a unit but no workload's clock to "
                           f"convert it on; give it as a bare number")
-    on, workload = clock(out)
+    on, workload = here
     converted: dict[str, Scalar] = {}
     for key, raw in timed:
         try:
@@ -135,6 +139,21 @@ def durations(timed: list[tuple[str, str]], out: Mapping[str, Scalar],
         except ValueError as exc:
             raise FbenchError(str(exc)) from None
     return converted
+
+
+def clock_defaults(declared: Mapping[str, type], canonical: Mapping[str, Scalar],
+                   clock: Clock) -> dict[str, Scalar]:
+    """The durations not set in ``canonical`` whose default on ``clock`` is not their
+    field's own (``fbench.clock.default_on``), as canonical ``namespace.key``."""
+    out: dict[str, Scalar] = {}
+    for ns, cls in declared.items():
+        for f in dataclasses.fields(cls):
+            key = f"{ns}.{f.name}"
+            if key not in canonical and is_duration(cls, f.name):
+                value = default_on(f, clock)
+                if value != f.default:
+                    out[key] = value
+    return out
 
 
 def close_keys(key: str, name: str, tables: Mapping[str, Mapping[str, object]]) -> list[str]:

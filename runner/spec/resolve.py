@@ -15,7 +15,7 @@ from memcore import EMBEDDERS
 from runner.adapters import MEMORIES, MemoryKind
 from runner.errors import FbenchError, lookup
 from runner.spec.jobspec import JobSpec
-from runner.spec.params import Scalar, build, resolve
+from runner.spec.params import Scalar, build, clock_defaults, resolve
 from workloads import WORKLOADS, FromData, Workload
 
 
@@ -72,8 +72,11 @@ def make_spec(
     if k <= 0:
         raise FbenchError(f"k must be a positive number of retrieved items, got {k}")
     code = code_identity(policy, workload) + ((("data", data[1]),) if data else ())
+    clock = clock_of(stream, build(w.Params, canonical, "workload", workload))
+    defaults = clock_defaults(declared(m, w), canonical, clock)
     return JobSpec(workload, policy, seed, horizon, tuple(canonical.items()), k,
-                   tuple(sorted(code)), workload_version=w.version)
+                   tuple(sorted(code)), workload_version=w.version,
+                   defaults=tuple(sorted(defaults.items())))
 
 
 def require_libraries(memory: MemoryKind, canonical: dict[str, Scalar]) -> None:
@@ -140,7 +143,7 @@ def materialize(spec: JobSpec) -> Resolved:
     names (another version on a cluster's node) is a one-line error."""
     w = lookup(WORKLOADS, spec.workload, "workload")
     m = lookup(MEMORIES, spec.policy, "policy")
-    params = dict(spec.params)
+    params = {**dict(spec.defaults), **dict(spec.params)}
     data = bound_data(w, spec.workload, params, spec.seed)
     here = tuple(sorted(code_identity(spec.policy, spec.workload)
                         + ((("data", data[1]),) if data else ())))

@@ -167,10 +167,12 @@ _Key = tuple[object, ...]
 
 def _key(job: JobSpec, any_code: bool, seed: bool) -> _Key:
     """The fields a job is known by in a grid's index (no JSON, no hash of it): all but
-    the seed for a generator cell's; ``any_code``: not its code or workload version."""
-    code, version = ((), "1") if any_code else (job.code, job.workload_version)
+    the seed for a generator cell's; ``any_code``: not its code, workload version or
+    clock defaults."""
+    code, version, defaults = (((), "1", ()) if any_code
+                               else (job.code, job.workload_version, job.defaults))
     return (job.workload, job.policy, job.seed if seed else None, job.horizon, job.params,
-            job.k, code, version)
+            job.k, code, version, defaults)
 
 
 def _seed_set(seeds: tuple[int, ...]) -> Container[int]:
