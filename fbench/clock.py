@@ -9,8 +9,9 @@ vary. A workload declares its clock with a ``clock(params)`` method; one without
 the clock of its ``horizon_unit``, with no days on a turn clock.
 
 A policy parameter that is a length of time (a half-life, a time constant, a window, a
-maximum age, a grace period) is declared with ``duration(default)``. Its value is a
-number of the stream's unit, and that is what the policy reads. At the command line and
+maximum age, a grace period) is declared with ``duration("150t", "18d")``: its
+defaults with units, the first the workload's clock can express applying there. Its
+value is a number of the stream's unit, and that is what the policy reads. At the command line and
 in a sweep's config it may also carry a unit, ``30d`` or ``150t``: the harness converts
 it on the workload's clock (``convert``) before the policy sees it.
 
@@ -60,9 +61,8 @@ def default_on(field: dataclasses.Field[Any], clock: Clock) -> float:
 
 def is_duration(cls: type, name: str) -> bool:
     """Whether field ``name`` of the params dataclass ``cls`` is a duration."""
-    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) \
-        else {}
-    return name in fields and bool(fields[name].metadata.get(DURATION))
+    return dataclasses.is_dataclass(cls) and any(
+        f.name == name and DURATION in f.metadata for f in dataclasses.fields(cls))
 
 
 @dataclass(frozen=True)
@@ -107,14 +107,15 @@ def parse(text: str) -> tuple[float, str | None] | None:
     return number, UNITS[suffix] if suffix else None
 
 
-def convert(key: str, text: str, clock: Clock, workload: str) -> float | None:
-    """The number of ``clock`` units ``text`` (a duration with a unit) is; None for a bare
-    number, which is already in the stream's unit. A duration the clock cannot express
-    raises ``ValueError`` with one line naming the fix."""
-    number, unit = parse(text) or (0.0, None)
-    if unit is None:
-        return None
-    factor = clock.per(unit)
+def convert(key: str, text: str, clock: Clock, workload: str) -> float:
+    """The number of ``clock`` units the duration ``text`` is (a bare number is one of
+    the stream's units already). A duration the clock cannot express raises
+    ``ValueError`` with one line naming the fix."""
+    parsed = parse(text)
+    if parsed is None:
+        raise ValueError(f"parameter {key}={text!r} is not a duration (N, Nt or Nd)")
+    number, unit = parsed
+    factor = 1.0 if unit is None else clock.per(unit)
     if factor is None:
         own = {"turns": "t", "days": "d"}.get(clock.unit)
         hint = (f"; give {key} in {clock.unit} ({key}=N{own}, or a bare N)" if own

@@ -135,7 +135,7 @@ def durations(timed: list[tuple[str, str]], here: tuple[Clock, str] | None
     converted: dict[str, Scalar] = {}
     for key, raw in timed:
         try:
-            converted[key] = convert(key, raw, on, workload)  # type: ignore[assignment]
+            converted[key] = convert(key, raw, on, workload)
         except ValueError as exc:
             raise FbenchError(str(exc)) from None
     return converted
