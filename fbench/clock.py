@@ -86,6 +86,9 @@ class Clock:
         return f"{self.unit}{days}"
 
 
+DAYS = Clock("days")  # a day clock: the one an adapter starts on until it is given one
+
+
 def clock_of(workload: Any, params: Any) -> Clock:
     """The clock of ``workload`` run with ``params``."""
     declare = getattr(workload, "clock", None)
@@ -211,11 +214,10 @@ class SimulatedClock:
     so what the library stamps stays in stream order). One clock per process: a job
     runs alone in its process, inline or in a Ray worker. Only the named modules
     change; a library reading the time in native code needs a process of its own under
-    libfaketime instead (``runner.adapters.simclock``)."""
+    libfaketime instead (``fbench.faketime``)."""
 
-    def __init__(self, clock: Clock, modules: tuple[types.ModuleType, ...]) -> None:
-        self.clock = clock
-        self._unit = seconds_per_unit(clock)
+    def __init__(self, clock: Clock, modules: tuple[types.ModuleType, ...] = ()) -> None:
+        self.use_clock(clock)
         self._t: float | None = None
         self._within = 0
         _now[:] = [EPOCH.timestamp()]  # (not a clock a job before this one left)
@@ -224,6 +226,12 @@ class SimulatedClock:
                 stand_in = _stand_in(value)
                 if stand_in is not None:
                     setattr(module, name, stand_in)
+
+    def use_clock(self, clock: Clock) -> None:
+        """Count ``t`` on ``clock`` from the next ``at`` on (a clock made before the
+        adapter is given the workload's)."""
+        self.clock = clock
+        self._unit = seconds_per_unit(clock)
 
     def at(self, t: float) -> datetime:
         """Set the clock to stream time ``t``; the wall time it now reads."""

@@ -33,9 +33,11 @@ def compute(policy: str) -> dict[str, Any]:
     return {str(case["workload"]): compute_case(policy, case) for case in CASES}
 
 
-def compute_case(policy: str, case: dict[str, Any]) -> dict[str, Any]:
+def compute_case(policy: str, case: dict[str, Any],
+                 params: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:
     """Exact integer counts of one tiny job (no floats, so no tolerance is needed)."""
-    spec = make_spec(case["workload"], policy, case["seed"], case["horizon"], case["k"])
+    spec = make_spec(case["workload"], policy, case["seed"], case["horizon"], case["k"],
+                     params)
     result = run_job(spec)
     m = result.metrics()
     n = m["n_queries"]
@@ -56,6 +58,32 @@ def compute_case(policy: str, case: dict[str, Any]) -> dict[str, Any]:
 
 def policies() -> list[str]:
     return sorted(POLICIES)
+
+
+# The incumbents' settings the published sweeps run, each of their forgetting rules once,
+# on the current cases at turns and at days (each library on its simulated clock).
+INCUMBENTS = (
+    ("lethe_agent", ()), ("lethe_agent", (("retention", "fifo"),)),
+    ("lethe_agent", (("retention", "ttl"),)),
+    ("mem0", ()), ("mem0", (("expire_days", 7),)),
+    ("langgraph_store", (("backend", "sqlite"), ("ttl_days", 7))),
+    ("yantrikdb", ()), ("yantrikdb", (("max_active", 20),)),
+)
+INCUMBENT_CASES = (
+    {"workload": "contradiction", "seed": 7, "horizon": 400, "k": 5},
+    {"workload": "lifecycle", "seed": 3, "horizon": 30, "k": 5},
+)
+
+
+def incumbents_path() -> Path:
+    return GOLDEN_DIR / "incumbents.json"
+
+
+def compute_incumbents() -> dict[str, Any]:
+    """Exact integer counts of each incumbent setting's tiny jobs."""
+    return {f"{policy} {dict(params)} {case['workload']}":
+            compute_case(policy, case, params)
+            for policy, params in INCUMBENTS for case in INCUMBENT_CASES}
 
 
 # Every current workload's stream, seeds 0 and 1 at its default horizon, as one digest

@@ -62,7 +62,7 @@ def _chromium() -> bool:
 
 
 def _faketime() -> bool:
-    from runner.adapters.simclock import libfaketime
+    from fbench.faketime import libfaketime
     from runner.errors import FbenchError
 
     try:

@@ -12,8 +12,10 @@ from tests import report_cases
 from tests.golden_cases import (
     GOLDEN_DIR,
     compute,
+    compute_incumbents,
     compute_streams,
     golden_path,
+    incumbents_path,
     policies,
     streams_path,
 )
@@ -25,6 +27,8 @@ if __name__ == "__main__":
         print(f"wrote {golden_path(policy)}")
     streams_path().write_text(json.dumps(compute_streams(), indent=1) + "\n")
     print(f"wrote {streams_path()}")
+    incumbents_path().write_text(json.dumps(compute_incumbents(), indent=1) + "\n")
+    print(f"wrote {incumbents_path()}")
     with tempfile.TemporaryDirectory() as tmp:
         report_cases.build(Path(tmp))
         for name, made in report_cases.outputs(Path(tmp)).items():

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fbench.clock import EPOCH, Clock
 from memcore.minilm import MiniLMEmbedder
 from runner.adapters import Prefetches
-from runner.adapters.lethe_agent import EPOCH
 from runner.errors import FbenchError
 from runner.job.run import run_job
 from runner.spec.resolve import make_spec, materialize
@@ -416,3 +416,53 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
             {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
             | {"job": r["job_id"]}, sort_keys=True) for r in rows)
     assert finals["ray"] == finals["inline"]
+
+
+class TestTheWorkloadsClock:
+    """Each incumbent counts ``t`` on the clock the harness gives it (``use_clock``): on
+    a turn stream of 4 turns a day, a turn is 6 hours of the library's time."""
+
+    QUARTERS = Clock("turns", turns_per_day=4)
+
+    def test_lethe_agent_stamps_captures_on_it(self) -> None:
+        """Prevents a library clock that reads a turn as a day whatever the workload
+        says (lethe-agent's decay and TTL are in seconds)."""
+        mem = build("lethe_agent")
+        mem.use_clock(self.QUARTERS)
+        mem.observe(0, 3, "alice lives in paris", {})
+        (item,) = mem.store.backend.list_all()
+        assert (item.created_at - EPOCH).total_seconds() == 3 * 21_600 + 1
+
+    def test_mem0_expires_by_its_dates(self) -> None:
+        """Prevents mem0's expiry in turns where the workload has days: a capture of
+        turn 0 with expire_days=1 is returned through turn 7 (day 1) and hidden from
+        turn 8 (day 2)."""
+        mem = build("mem0", expire_days=1.0)
+        mem.use_clock(self.QUARTERS)
+        mem.observe(0, 0, "alice lives in paris", {})
+        assert [h.obs_id for h in mem.query(7, "where does alice live?", 1)] == [0]
+        mem.tick(8)
+        assert mem.query(8, "where does alice live?", 1) == []
+        assert mem.forgotten() == {"expired": 1}
+
+    @pytest.mark.faketime
+    def test_langgraph_sqlite_ttl_runs_on_it(self) -> None:
+        """Prevents SQLite's TTL on a turn-a-day clock: with a 1-day TTL a capture of
+        turn 0 survives the sweep of turn 4 (1 day + 1 s, before its expiry at 1 day +
+        2 s) and is gone at the sweep of turn 5."""
+        mem = build("langgraph_store", backend="sqlite", ttl_days=1.0, refresh_on_read=False)
+        mem.use_clock(self.QUARTERS)
+        mem.observe(0, 0, "alice lives in paris", {})
+        mem.tick(4)
+        assert mem.size() == 1
+        mem.tick(5)
+        assert mem.size() == mem.stored() == 0 and mem.forgotten() == {"expired": 1}
+
+    @pytest.mark.faketime
+    def test_yantrikdb_process_reads_it(self) -> None:
+        """Prevents the engine's process counting a turn as a day (its half-life is in
+        seconds): at turn 3 its wall clock is 18 hours and a second past the epoch."""
+        mem = build("yantrikdb")
+        mem.use_clock(self.QUARTERS)
+        mem.observe(0, 3, "alice lives in paris", {})
+        assert mem.engine.call("clock") == pytest.approx(EPOCH.timestamp() + 3 * 21_600 + 1)

@@ -1,5 +1,5 @@
 """LangGraph's ``SqliteStore`` with TTL, built in a process on the simulated clock
-(``runner.adapters.simclock``): the store computes expiry with SQLite's
+(``fbench.faketime``): the store computes expiry with SQLite's
 ``CURRENT_TIMESTAMP`` and Python's ``datetime.now``, both the simulated time there.
 
 Its connection is ``pysqlite3``'s (``SqliteStore`` accepts a caller's connection): its

@@ -10,7 +10,7 @@ holds the text and the observation id, which come back from ``search``.
 
 TTL (``policy.backend=sqlite``): ``SqliteStore`` with ``TTLConfig`` (``ttl_days`` as
 ``default_ttl``, ``refresh_on_read``), its own ``sweep_ttl()`` at each ``Tick``, in a
-process on the simulated clock (``runner.adapters.langgraph_sqlite``: expiry is computed
+process on the stream's clock (``runner.adapters.langgraph_sqlite``: expiry is computed
 by SQLite's ``CURRENT_TIMESTAMP``). ``InMemoryStore`` (the default) has no TTL: the
 store every LangGraph user starts with, which never forgets. Item timestamps of the
 in-memory store are the real time; nothing ranks by them.
@@ -22,12 +22,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fbench.clock import Clock
 from fbench.extras import import_module
+from fbench.faketime import ClockedObject
 from memcore import EMBEDDERS
 from memcore.embed import BatchEmbedder
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
-from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
@@ -49,7 +50,6 @@ class LangGraphStoreParams:
     backend: str = "memory"
     ttl_days: float = 0.0
     refresh_on_read: bool = True
-    step_seconds: float = 86_400.0
 
     def __post_init__(self) -> None:
         if self.embedder not in EMBEDDER_NAMES:
@@ -61,8 +61,6 @@ class LangGraphStoreParams:
         if self.ttl_days < 0 or (self.ttl_days and self.backend != "sqlite"):
             raise ValueError(f"{NAME} ttl_days must be >= 0, and a TTL needs backend=sqlite "
                              "(InMemoryStore has none)")
-        if self.step_seconds < 1:
-            raise ValueError(f"{NAME} step_seconds must be >= 1, got {self.step_seconds}")
 
 
 class LangGraphStoreAdapter:
@@ -117,13 +115,15 @@ class SqliteTTLAdapter:
     ``sweep_ttl()`` runs at each ``Tick`` (once a simulated day), as its sweeper would."""
 
     def __init__(self, p: LangGraphStoreParams) -> None:
-        self._time = StepClock(p.step_seconds).at
         self.store = ClockedObject("runner.adapters.langgraph_sqlite:TTLStore", {
             "embedder": p.embedder, "ttl_minutes": (p.ttl_days * 1440.0) or None,
-            "refresh_on_read": p.refresh_on_read}, self._time(0))
+            "refresh_on_read": p.refresh_on_read})
         self._tokens_of: dict[int, int] = {}
         self._swept = 0
         self._batches = p.embedder != "hashing"  # MiniLM batches; hashing has no use for it
+
+    def use_clock(self, clock: Clock) -> None:
+        self.store.use_clock(clock)
 
     def prefetch(self, texts: list[str]) -> None:
         """The next block's texts, to the embedder in the store's process."""
@@ -131,16 +131,16 @@ class SqliteTTLAdapter:
             self.store.call("prefetch", list(texts))
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
-        self.store.set_now(self._time(t))
+        self.store.at(t)
         self.store.call("put", obs_id, text)
         self._tokens_of[obs_id] = whitespace_tokens(text)
 
     def query(self, t: int, text: str, k: int) -> list[Hit]:
-        self.store.set_now(self._time(t))
+        self.store.at(t)
         return [Hit(obs, score) for obs, score in self.store.call("search", text, k)]
 
     def tick(self, t: int) -> None:
-        self.store.set_now(self._time(t))
+        self.store.at(t)
         if self.store.call("sweep"):
             held = set(self.store.call("held"))
             gone = [obs for obs in self._tokens_of if obs not in held]

@@ -1,10 +1,11 @@
 """``lethe_agent``: the lethe-agent library (``pip install lethe-agent``, module
 ``lethe``), driven as it is, on the simulated clock.
 
-- **Clock.** Step ``t`` of the stream is ``t × step_seconds`` after an epoch (a day
-  by default: the half-life of 7 days is then 7 steps, as fbench's own ``lethe`` reads
-  it), plus one second per event within the step, so creation times never tie (the
-  library breaks ties by random uuid4 ids, which would make FIFO runs irreproducible).
+- **Clock.** The library's clock is injected: step ``t`` of the stream is ``t`` of the
+  workload's units after an epoch (``fbench.clock.SimulatedClock``: a day is a day, a
+  turn is a day over ``turns_per_day``, or a day where the stream has no days), plus one
+  second per event within the step, so creation times never tie (the library breaks
+  ties by random uuid4 ids, which would make FIFO runs irreproducible).
 - **Observe** → ``remember(text, session_id=<meta session>, tags=<meta tags> +
   ["fbench:obs=<id>"])``: the capture's own session and tags (the lifecycle's
   ``fact``, ``preference``, ``chitchat``…, the library's source signal, as fbench's
@@ -29,9 +30,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from fbench.clock import DAYS, EPOCH, Clock, SimulatedClock
 from fbench.extras import import_module
 from memcore.minilm import local_model
 from memcore.store import parse_tags
@@ -44,7 +45,6 @@ if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
     from workloads import Vocabulary
 
 NAME = "lethe_agent"
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 TAG = "fbench:obs="
 RETENTIONS = ("score_decay", "fifo", "lru", "lfu", "lifo", "ttl")
 EMBEDDERS = ("hashing", "minilm")
@@ -60,7 +60,6 @@ class LetheAgentParams:
     capacity_fraction: float = 0.0
     ttl_days: float = 7.0
     embedder: str = "hashing"
-    step_seconds: float = 86_400.0
     consolidate_every: int = 1
 
     def __post_init__(self) -> None:
@@ -72,8 +71,8 @@ class LetheAgentParams:
             raise ValueError(f"{NAME} capacity must be >= 1, got {self.capacity}")
         if self.capacity_fraction < 0:
             raise ValueError(f"capacity_fraction must be >= 0, got {self.capacity_fraction}")
-        if self.ttl_days <= 0 or self.step_seconds <= 0:
-            raise ValueError("ttl_days and step_seconds must be positive")
+        if self.ttl_days <= 0:
+            raise ValueError(f"{NAME} ttl_days must be positive, got {self.ttl_days}")
         if self.consolidate_every < 0:
             raise ValueError(f"consolidate_every must be >= 0 (0: only at Ticks), "
                              f"got {self.consolidate_every}")
@@ -110,9 +109,9 @@ class LetheAgentAdapter:
 
     def __init__(self, lethe: Any, p: LetheAgentParams) -> None:
         self.p = p
+        self._clock = SimulatedClock(DAYS)
         self._now = EPOCH
         self._step = -1
-        self._within = 0
         policy, capacity = retention_policy(p)
         self.store = lethe.MemoryStore(
             backend=lethe.InMemoryBackend(), embedder=library_embedder(lethe, p),
@@ -127,14 +126,16 @@ class LetheAgentAdapter:
         self._ticked = False
 
     # the simulated clock -------------------------------------------------------------
+    def use_clock(self, clock: Clock) -> None:
+        self._clock.use_clock(clock)
+
     def _advance(self, t: int) -> None:
         if t != self._step:
             if (not self._ticked and self.p.consolidate_every and self._step >= 0
                     and t // self.p.consolidate_every > self._step // self.p.consolidate_every):
                 self._consolidate()
-            self._step, self._within = t, 0
-        self._within += 1
-        self._now = EPOCH + timedelta(seconds=t * self.p.step_seconds + self._within)
+            self._step = t
+        self._now = self._clock.at(t)
 
     def _consolidate(self) -> None:
         self.store.consolidate()

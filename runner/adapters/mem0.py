@@ -14,8 +14,9 @@ mem0 has no decay or eviction of its own. By default it is the "never forgets"
 incumbent: nothing is ever deleted. Its one offline forgetting rule is expiry:
 ``policy.expire_days=N`` gives each capture ``expiration_date`` = its simulated date +
 N days, and mem0 hides a memory once that date is before today
-(``runner.adapters.mem0_clock`` makes mem0's "today" the simulated clock: step ``t`` is
-``t × step_seconds`` after an epoch, a day by default). An expired memory stays in the
+(``fbench.clock.simulate`` makes mem0's time the stream's clock: step ``t`` is ``t`` of
+the workload's units after an epoch, a day a day, a turn a day over ``turns_per_day``
+or a day where the stream has no days). An expired memory stays in the
 vector store but is never returned; fbench counts it as forgotten ("expired"), so
 ``holds``, size and tokens follow mem0's own rule (``_payload_is_expired``).
 
@@ -35,14 +36,14 @@ import weakref
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fbench.clock import DAYS, Clock, simulate
 from fbench.extras import import_module
 from memcore.minilm import local_model
 from memcore.text import whitespace_tokens
-from runner.adapters import mem0_clock
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
 from runner.errors import FbenchError
@@ -54,26 +55,22 @@ NAME = "mem0"
 USER = "fbench"
 OBS_KEY = "fbench_obs"
 DIMS = 384
-EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 _process_dir: str | None = None
 
 
 @dataclass(frozen=True)
 class Mem0Params:
     """mem0's defaults, infer=False; ``expire_days`` (0: never) sets each capture's
-    ``expiration_date``, ``step_seconds`` is one step of the stream on its clock."""
+    ``expiration_date``."""
 
     collection: str = "fbench"
     expire_days: float = 0.0
-    step_seconds: float = 86_400.0
 
     def __post_init__(self) -> None:
         if not self.collection.isidentifier():
             raise ValueError(f"mem0 collection {self.collection!r} must be a plain name")
         if self.expire_days < 0:
             raise ValueError(f"mem0 expire_days must be >= 0 (0: never), got {self.expire_days}")
-        if self.step_seconds <= 0:
-            raise ValueError(f"mem0 step_seconds must be positive, got {self.step_seconds}")
 
 
 def offline_environment() -> None:
@@ -110,7 +107,7 @@ class Mem0Adapter:
         self._main = main
         self._live: deque[tuple[int, str, int]] = deque()  # (obs, expiration date, tokens)
         self._size = self._tokens = self._expired = 0
-        mem0_clock.install(main)
+        self._time = simulate(main, DAYS)
         self._clock(0)
         self._tmp = tempfile.TemporaryDirectory(prefix="fbench-mem0-job-")
         weakref.finalize(self, self._tmp.cleanup)
@@ -118,22 +115,26 @@ class Mem0Adapter:
         self.memory.embedding_model.embed = CachedEmbed(self.memory.embedding_model.embed)
         self._id_of: dict[int, str] = {}
 
-    def _clock(self, t: int) -> None:
-        """mem0's "today" is step ``t``; memories whose date has passed leave the count
+    def use_clock(self, clock: Clock) -> None:
+        self._time.use_clock(clock)
+
+    def _clock(self, t: int) -> datetime:
+        """mem0's time is step ``t``; memories whose date has passed leave the count
         (captures come in time order, so their expiration dates never decrease)."""
-        mem0_clock.set_now(EPOCH + timedelta(seconds=t * self.p.step_seconds))
+        now = self._time.at(t)
         expired = self._main._payload_is_expired
         while self._live and expired({"expiration_date": self._live[0][1]}):
             _, _, n = self._live.popleft()
             self._size -= 1
             self._tokens -= n
             self._expired += 1
+        return now
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
-        self._clock(t)
+        now = self._clock(t)
         extra: dict[str, Any] = {}
         if self.p.expire_days:
-            day = EPOCH + timedelta(seconds=t * self.p.step_seconds + self.p.expire_days * 86_400)
+            day = now + timedelta(days=self.p.expire_days)
             extra["expiration_date"] = day.date().isoformat()
         out = self.memory.add(text, user_id=USER, infer=False, metadata={OBS_KEY: obs_id},
                               **extra)

@@ -1,11 +1,13 @@
 """``yantrikdb``: the YantrikDB engine (``pip install yantrikdb``; Rust, Apache-2.0),
-driven as it is, in a process whose wall clock is the simulated clock
-(``runner.adapters.simclock``: the engine reads the time itself, for decay, recency and
-its uuid7 record ids, and has no clock to inject).
+driven as it is, in a process whose wall clock is the stream's clock
+(``fbench.faketime``: the engine reads the time itself, for decay, recency and its uuid7
+record ids, and has no clock to inject).
 
-- **Clock.** Step ``t`` is ``t × step_seconds`` after an epoch (a day by default), plus
-  one second per event within the step, so records are created in stream order; each
-  ``record`` also gets that time as ``created_at``.
+- **Clock.** Step ``t`` is ``t`` of the workload's units after an epoch (a day is a day,
+  a turn is a day over ``turns_per_day``, or a day where the stream has no days:
+  ``fbench.clock.seconds_per_unit``), plus one second per event within the step, so
+  records are created in stream order; each ``record`` also gets that time as
+  ``created_at``.
 - **Observe** → ``record_batch([{text, embedding, half_life=half_life_days × 1 day,
   metadata={"fbench_obs": id}, created_at}])``, one record at a time; its vectors are
   fbench's (``embedder``: hashing or MiniLM, computed in the engine's process), so no
@@ -38,10 +40,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fbench.clock import Clock
 from fbench.extras import import_module
+from fbench.faketime import ClockedObject
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
-from runner.adapters.simclock import ClockedObject, StepClock
 from runner.errors import FbenchError
 
 if TYPE_CHECKING:  # `fbench list` loads this module without the workloads
@@ -65,14 +68,13 @@ class YantrikParams:
     half_life_days: float = 7.0
     max_active: int = 0
     embedder: str = "hashing"
-    step_seconds: float = 86_400.0
 
     def __post_init__(self) -> None:
         if self.embedder not in EMBEDDER_NAMES:
             raise ValueError(f"{NAME} embedder {self.embedder!r} is not one of "
                              f"{', '.join(EMBEDDER_NAMES)}")
-        if self.half_life_days <= 0 or self.step_seconds < 1:
-            raise ValueError(f"{NAME} half_life_days must be > 0 and step_seconds >= 1")
+        if self.half_life_days <= 0:
+            raise ValueError(f"{NAME} half_life_days must be > 0")
         if self.max_active < 0:
             raise ValueError(f"{NAME} max_active must be >= 0 (0: unbounded)")
 
@@ -169,12 +171,14 @@ class YantrikAdapter:
 
     def __init__(self, p: YantrikParams) -> None:
         self.p = p
-        self._time = StepClock(p.step_seconds).at
         self.engine = ClockedObject(f"{__name__}:Engine", {
             "embedder": p.embedder, "half_life_days": p.half_life_days,
-            "max_active": p.max_active}, self._time(0), env=NO_BACKGROUND_COMPACTION)
+            "max_active": p.max_active}, env=NO_BACKGROUND_COMPACTION)
         self._tokens_of: dict[int, int] = {}
         self._counts: dict[str, int] = {}
+
+    def use_clock(self, clock: Clock) -> None:
+        self.engine.use_clock(clock)
 
     def prefetch(self, texts: list[str]) -> None:
         """The next block's texts, to the embedder in the engine's process (MiniLM
@@ -183,17 +187,16 @@ class YantrikAdapter:
             self.engine.call("prefetch", list(texts))
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
-        when = self._time(t)
-        self.engine.set_now(when)
+        when = self.engine.at(t)
         self.engine.call("record", obs_id, text, when.timestamp())
         self._tokens_of[obs_id] = whitespace_tokens(text)
 
     def query(self, t: int, text: str, k: int) -> list[Hit]:
-        self.engine.set_now(self._time(t))
+        self.engine.at(t)
         return [Hit(obs, score) for obs, score in self.engine.call("recall", text, k)]
 
     def tick(self, t: int) -> None:
-        self.engine.set_now(self._time(t))
+        self.engine.at(t)
         gone = self.engine.call("tick")
         for obs in gone:
             del self._tokens_of[obs]

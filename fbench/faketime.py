@@ -1,6 +1,10 @@
-"""A library object in a process of its own whose wall clock is the job's simulated
-clock, for libraries that read the time themselves (Rust's ``SystemTime``, SQLite's
-``CURRENT_TIMESTAMP``) and offer no way to inject it.
+"""A library object in a process of its own whose wall clock is the stream's clock, for
+libraries that read the time in native code (Rust's ``SystemTime``, SQLite's
+``CURRENT_TIMESTAMP``) and offer no way to inject it: ``ClockedObject(factory, kwargs)``,
+then ``at(t)`` before each call (``fbench.clock.SimulatedClock``'s times: ``EPOCH`` plus
+``t`` units, one second more per call at the same ``t``) and ``use_clock(clock)`` from
+the adapter's own ``use_clock``. A library whose Python reads the time needs no process:
+``fbench.clock.simulate``.
 
 The child runs under libfaketime (``LD_PRELOAD``; Debian's ``faketime`` package, or the
 library named by ``FBENCH_LIBFAKETIME``) with its time read from a file on every call
@@ -26,12 +30,13 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from runner.errors import FbenchError
+from fbench.clock import DAYS, Clock, SimulatedClock
+from fbench.errors import FbenchError
 
 LIBFAKETIME = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
@@ -52,47 +57,38 @@ def libfaketime() -> str:
                       "set FBENCH_LIBFAKETIME to its libfaketime.so.1)")
 
 
-class StepClock:
-    """Step ``t`` of a stream on a wall clock: ``t × step_seconds`` after ``EPOCH``, plus
-    one second per event within the step (so records are created in stream order)."""
-
-    EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __init__(self, step_seconds: float) -> None:
-        self.step_seconds = step_seconds
-        self._step, self._within = 0, 0
-
-    def at(self, t: int) -> datetime:
-        if t != self._step:
-            self._step, self._within = t, 0
-        self._within += 1
-        return self.EPOCH + timedelta(seconds=t * self.step_seconds + self._within)
-
-
 class ClockedObject:
-    """A proxy to an object built in a child process on the simulated clock."""
+    """A proxy to ``factory(**kwargs)`` built in a child process on the stream's clock
+    (``clock`` until ``use_clock`` says otherwise; its time 0 while it is built)."""
 
-    def __init__(self, factory: str, kwargs: dict[str, Any], now: datetime,
+    def __init__(self, factory: str, kwargs: dict[str, Any], clock: Clock = DAYS,
                  env: dict[str, str] | None = None) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="fbench-clock-")
         self._file = Path(self._dir.name) / "now"
-        self.set_now(now)
+        self.clock = SimulatedClock(clock)
+        self.at(0)
         ours, theirs = socket.socketpair()
         env = {**os.environ, **(env or {}), "LD_PRELOAD": libfaketime(),
                "FAKETIME_TIMESTAMP_FILE": str(self._file), "FAKETIME_NO_CACHE": "1",
                "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKERANDOM_SEED": ENTROPY_SEED}
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "runner.adapters.simclock", str(theirs.fileno()), factory],
+            [sys.executable, "-m", "fbench.faketime", str(theirs.fileno()), factory],
             pass_fds=[theirs.fileno()], env=env)
         theirs.close()
         self._conn = Connection(ours.detach())
         self._conn.send(kwargs)
         self._result()
 
-    def set_now(self, now: datetime) -> None:
-        """The time the child's clock reads from the next call on (whole seconds)."""
+    def use_clock(self, clock: Clock) -> None:
+        """Count ``t`` on ``clock`` (the workload's) from the next ``at`` on."""
+        self.clock.use_clock(clock)
+
+    def at(self, t: float) -> datetime:
+        """Set the child's clock to stream time ``t`` for the next call; that time."""
+        now = self.clock.at(t)
         stamp = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
         self._file.write_text(stamp + "\n")
+        return now
 
     def _result(self) -> Any:
         try:
