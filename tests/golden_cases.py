@@ -60,14 +60,19 @@ def policies() -> list[str]:
     return sorted(POLICIES)
 
 
-# The incumbents' settings the published sweeps run, each of their forgetting rules once,
-# on the current cases at turns and at days (each library on its simulated clock).
+# The incumbents' settings the published sweeps run, each of their forgetting rules once
+# and each on MiniLM (with fbench's keep_all on it: the vectors the libraries share), on
+# the current cases at turns and at days (each library on its simulated clock).
 INCUMBENTS = (
     ("lethe_agent", ()), ("lethe_agent", (("retention", "fifo"),)),
     ("lethe_agent", (("retention", "ttl"),)),
     ("mem0", ()), ("mem0", (("expire_days", 7),)),
     ("langgraph_store", (("backend", "sqlite"), ("ttl_days", 7))),
     ("yantrikdb", ()), ("yantrikdb", (("max_active", 20),)),
+    ("lethe_agent", (("embedder", "minilm"),)),
+    ("langgraph_store", (("backend", "sqlite"), ("ttl_days", 7), ("embedder", "minilm"))),
+    ("yantrikdb", (("embedder", "minilm"),)),
+    ("keep_all", (("embedder", "minilm"),)),
 )
 INCUMBENT_CASES = (
     {"workload": "contradiction", "seed": 7, "horizon": 400, "k": 5},

@@ -246,14 +246,16 @@ class TestLangGraphStore:
 def test_sqlite_store_embeds_the_text_field_only() -> None:
     """Prevents scoring SqliteStore on vectors of its whole JSON values: it reads the
     fields to embed from "text_fields", not the "fields" InMemoryStore reads, so with
-    "fields" alone it embedded '{"obs": 0, "text": ...}'; it embeds the text."""
+    "fields" alone it embedded '{"obs": 0, "text": ...}'; it asks for the text's vector
+    (the one sent with it: any other text is a KeyError) and ranks by it."""
     from runner.adapters.langgraph_sqlite import TTLStore
 
-    store = TTLStore("minilm", None, True)
-    store.prefetch(["alice lives in paris", "where does alice live"])
-    store.put(0, "alice lives in paris")
-    assert [obs for obs, _ in store.search("where does alice live", 1)] == [0]
-    assert sorted(store.embedder._cache) == ["alice lives in paris", "where does alice live"]
+    store = TTLStore(2, None, True)
+    store.put(0, "alice lives in paris", [1.0, 0.0])
+    store.put(1, "bob likes tea", [0.0, 1.0])
+    found = store.search("where does alice live", 2, [0.8, 0.6])
+    assert [obs for obs, _ in found] == [0, 1]
+    assert [score for _, score in found] == pytest.approx([0.8, 0.6], abs=1e-6)
 
 
 class TestYantrikDB:

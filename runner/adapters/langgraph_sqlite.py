@@ -16,41 +16,33 @@ ALL = 1 << 30
 
 
 class TTLStore:
-    """One job's ``SqliteStore`` (in memory), TTL from ``TTLConfig``."""
+    """One job's ``SqliteStore`` (in memory), TTL from ``TTLConfig``. Its index embeds
+    with the vectors the parent sends with each text (fbench's embedder runs in the
+    job's process, where its batches are shared with the job's other memories)."""
 
-    def __init__(self, embedder: str, ttl_minutes: float | None,
+    def __init__(self, dims: int, ttl_minutes: float | None,
                  refresh_on_read: bool) -> None:
         from langgraph.store.sqlite import SqliteStore
         from pysqlite3 import dbapi2
 
-        from memcore import EMBEDDERS
-
-        self.embedder = EMBEDDERS[embedder]()
-        embed = self.embedder.embed
+        self._given: dict[str, list[float]] = {}  # the vector of the text being stored
         conn = dbapi2.connect(":memory:", check_same_thread=False, isolation_level=None)
         # SqliteStore reads the fields to embed from "text_fields", which its IndexConfig
         # does not declare, not from the declared "fields" InMemoryStore reads: given only
         # "fields" it embeds each whole JSON value
-        index: Any = {"dims": int(self.embedder.dim), "fields": ["text"],
-                      "text_fields": ["text"],
-                      "embed": lambda texts: [embed(t).tolist() for t in texts]}
+        index: Any = {"dims": dims, "fields": ["text"], "text_fields": ["text"],
+                      "embed": lambda texts: [self._given[t] for t in texts]}
         self.store = SqliteStore(
             conn, index=index,
             ttl={"default_ttl": ttl_minutes, "refresh_on_read": refresh_on_read})
         self.store.setup()
 
-    def prefetch(self, texts: list[str]) -> None:
-        """The next block's texts, embedded in one batch by a batching embedder
-        (MiniLM: the same vectors the in-memory backend and fbench's policies get)."""
-        from memcore.embed import BatchEmbedder
-
-        if isinstance(self.embedder, BatchEmbedder):
-            self.embedder.prefetch(texts)
-
-    def put(self, obs_id: int, text: str) -> None:
+    def put(self, obs_id: int, text: str, vector: list[float]) -> None:
+        self._given = {text: vector}
         self.store.put(NAMESPACE, f"obs-{obs_id}", {"text": text, "obs": obs_id})
 
-    def search(self, text: str, k: int) -> list[tuple[int, float]]:
+    def search(self, text: str, k: int, vector: list[float]) -> list[tuple[int, float]]:
+        self._given = {text: vector}
         items = self.store.search(NAMESPACE, query=text, limit=k)
         # an item the index has no vector for comes back unscored (None): nan here
         return [(int(i.value["obs"]), float("nan") if i.score is None else float(i.score))

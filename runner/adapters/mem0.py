@@ -23,8 +23,9 @@ vector store but is never returned; fbench counts it as forgotten ("expired"), s
 Offline and contained: ``HF_HUB_OFFLINE=1``, ``MEM0_TELEMETRY=False``, ``MEM0_DIR`` a
 temporary folder of the process (mem0 reads it once, at import), and each job's
 history database in a temporary folder removed with the job. The observation id
-travels in ``metadata``. Embeddings are cached by text for the job and computed on one
-torch thread (the same text gives the same vector whatever ran before).
+travels in ``metadata``. Embeddings are cached by text for the process (``CachedEmbed``:
+mem0's embedder encodes one text at a time, so a text's vector is the same in every
+job) and computed on one torch thread.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ class Mem0Adapter:
         self._tmp = tempfile.TemporaryDirectory(prefix="fbench-mem0-job-")
         weakref.finalize(self, self._tmp.cleanup)
         self.memory = mem0.Memory.from_config(config(model, Path(self._tmp.name) / "h.db", p))
-        self.memory.embedding_model.embed = CachedEmbed(self.memory.embedding_model.embed)
+        self.memory.embedding_model.embed = CachedEmbed(self.memory.embedding_model.embed,
+                                                     "mem0 huggingface minilm")
         self._id_of: dict[int, str] = {}
 
     def use_clock(self, clock: Clock) -> None:

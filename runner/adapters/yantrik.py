@@ -10,8 +10,9 @@ record ids, and has no clock to inject).
   ``created_at``.
 - **Observe** → ``record_batch([{text, embedding, half_life=half_life_days × 1 day,
   metadata={"fbench_obs": id}, created_at}])``, one record at a time; its vectors are
-  fbench's (``embedder``: hashing or MiniLM, computed in the engine's process), so no
-  model is ever fetched. Not ``record()``: it leaves what a record derives (entities,
+  fbench's (``embedder``: hashing or MiniLM, computed in the job's process, whose
+  MiniLM batches the job's other memories share, and sent with the text), so no model
+  is ever fetched. Not ``record()``: it leaves what a record derives (entities,
   edges, term statistics) to two background materializer threads, so a query's scores
   would depend on whether they had finished; ``record_batch`` derives them before it
   returns (the same hits and scores as ``record()`` once its threads have finished).
@@ -43,6 +44,8 @@ from typing import TYPE_CHECKING, Any
 from fbench.clock import Clock
 from fbench.extras import import_module
 from fbench.faketime import ClockedObject
+from memcore import EMBEDDERS
+from memcore.embed import BatchEmbedder
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
 from runner.errors import FbenchError
@@ -82,37 +85,27 @@ class YantrikParams:
 class Engine:
     """The engine's side, built in the clocked process: plain values in and out."""
 
-    def __init__(self, embedder: str, half_life_days: float, max_active: int) -> None:
+    def __init__(self, dims: int, half_life_days: float, max_active: int) -> None:
         import yantrikdb
 
-        from memcore import EMBEDDERS
-
-        self.embed = EMBEDDERS[embedder]()
         self.folder = tempfile.TemporaryDirectory(prefix="fbench-yantrik-")
         self.db = yantrikdb.YantrikDB(os.path.join(self.folder.name, "m.db"),
-                                      embedding_dim=int(self.embed.dim))
+                                      embedding_dim=dims)
         self.half_life = half_life_days * 86_400.0
         self.max_active = max_active
         self.live: dict[str, int] = {}  # rid -> observation
 
-    def prefetch(self, texts: list[str]) -> None:
-        """The next block's texts, embedded in one batch by a batching embedder (MiniLM:
-        the same vectors fbench's policies get)."""
-        from memcore.embed import BatchEmbedder
-
-        if isinstance(self.embed, BatchEmbedder):
-            self.embed.prefetch(texts)
-
-    def record(self, obs_id: int, text: str, created_at: float) -> None:
+    def record(self, obs_id: int, text: str, created_at: float,
+               embedding: list[float]) -> None:
         # record_batch, not record(): see "Observe" in the module docstring
         [rid] = self.db.record_batch([{
-            "text": text, "embedding": self.embed.embed(text).tolist(),
+            "text": text, "embedding": embedding,
             "half_life": self.half_life, "metadata": {"fbench_obs": obs_id},
             "created_at": created_at}])
         self.live[rid] = obs_id
 
-    def recall(self, text: str, k: int) -> list[tuple[int, float]]:
-        found = self.db.query(query=text, embedding=self.embed.embed(text).tolist(), top_k=k)
+    def recall(self, text: str, k: int, embedding: list[float]) -> list[tuple[int, float]]:
+        found = self.db.query(query=text, embedding=embedding, top_k=k)
         return [(int(r["metadata"]["fbench_obs"]), float(r["score"])) for r in found]
 
     def tick(self) -> list[int]:
@@ -171,8 +164,9 @@ class YantrikAdapter:
 
     def __init__(self, p: YantrikParams) -> None:
         self.p = p
+        self.embedder = EMBEDDERS[p.embedder]()
         self.engine = ClockedObject(f"{__name__}:Engine", {
-            "embedder": p.embedder, "half_life_days": p.half_life_days,
+            "dims": int(self.embedder.dim), "half_life_days": p.half_life_days,
             "max_active": p.max_active}, env=NO_BACKGROUND_COMPACTION)
         self._tokens_of: dict[int, int] = {}
         self._counts: dict[str, int] = {}
@@ -181,19 +175,23 @@ class YantrikAdapter:
         self.engine.use_clock(clock)
 
     def prefetch(self, texts: list[str]) -> None:
-        """The next block's texts, to the embedder in the engine's process (MiniLM
-        batches; the hashing embedder has no use for them)."""
-        if self.p.embedder != "hashing":
-            self.engine.call("prefetch", list(texts))
+        """A batching embedder (MiniLM) sees each block first; the hashing one does not
+        batch."""
+        if isinstance(self.embedder, BatchEmbedder):
+            self.embedder.prefetch(texts)
+
+    def _vector(self, text: str) -> list[float]:
+        return list(self.embedder.embed(text).tolist())
 
     def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
         when = self.engine.at(t)
-        self.engine.call("record", obs_id, text, when.timestamp())
+        self.engine.call("record", obs_id, text, when.timestamp(), self._vector(text))
         self._tokens_of[obs_id] = whitespace_tokens(text)
 
     def query(self, t: int, text: str, k: int) -> list[Hit]:
         self.engine.at(t)
-        return [Hit(obs, score) for obs, score in self.engine.call("recall", text, k)]
+        return [Hit(obs, score)
+                for obs, score in self.engine.call("recall", text, k, self._vector(text))]
 
     def tick(self, t: int) -> None:
         self.engine.at(t)
