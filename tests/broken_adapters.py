@@ -86,3 +86,36 @@ class GrowsPastObservations(Good):
 
     def size(self) -> int:
         return 2 * len(self.items)
+
+
+class ReturnsForgottenLate(Good):
+    """Deletes nothing before step 400, then keeps the newest 30 and still returns the
+    first observations (a short check never sees it delete)."""
+
+    def observe(self, obs_id: int, t: int, text: str, meta: Mapping[str, str]) -> None:
+        self.capacity = 30 if t >= 400 else 1 << 30
+        super().observe(obs_id, t, text, meta)
+
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        return [Hit(i, 1.0) for i in range(min(k, self.n_obs))]
+
+
+class RanksAtRandom(Good):
+    """Keeps every rule, but ranks what it holds in a seeded random order."""
+
+    def query(self, t: int, text: str, k: int) -> list[Hit]:
+        import random
+
+        ids = list(self.items)
+        random.Random(t).shuffle(ids)
+        return [Hit(i, 1.0) for i in ids[:k]]
+
+
+class NeedsASystemLibrary(Good):
+    """Cannot build: a system library it loads is missing."""
+
+    def __init__(self, params: Params) -> None:
+        try:
+            raise OSError("libfbenchmissing.so.1: cannot open shared object file")
+        except OSError as exc:
+            raise RuntimeError("could not construct the store") from exc

@@ -9,15 +9,16 @@ import math
 import pytest
 
 from runner.adapters import MEMORIES
-from runner.adapters.contract import RULES, check_memory
+from runner.adapters.contract import FAST_STREAMS, RULES, check_memory
 from runner.job.run import run_job
 from runner.spec.resolve import make_spec, materialize
 from workloads import WORKLOADS, Observe, Query, Tick, current_builtin_names
 
 # Every workload fbench ships at its current version, at horizons small enough for the
 # slow incumbents (fbench check itself uses one stream per family).
-STREAMS = tuple((name, 240 if WORKLOADS[name].horizon_unit == "turns" else 12)
-                for name in current_builtin_names())
+STREAMS: tuple[tuple[str, int | None], ...] = tuple(
+    (name, 240 if WORKLOADS[name].horizon_unit == "turns" else 12)
+    for name in current_builtin_names())
 # Settings worth checking beyond the defaults (any memory not named: its defaults).
 MORE_SETTINGS: dict[str, list[tuple[tuple[str, object], ...]]] = {
     "lethe_agent": [(("retention", "fifo"), ("capacity", 20)),
@@ -42,7 +43,8 @@ def test_adapter_contract(policy: str, params: tuple) -> None:
     workload (a setting with the MiniLM embedder on fbench check's own two streams,
     one per family: every stream costs it most of a minute of encoding)."""
     minilm_only = dict(params).get("embedder") == "minilm"
-    verdicts = check_memory(policy, params, **({} if minilm_only else {"streams": STREAMS}))
+    verdicts = check_memory(policy, params, streams=FAST_STREAMS if minilm_only else STREAMS,
+                            compare=False).verdicts
     assert [v.rule.name for v in verdicts] == [r.name for r in RULES]
     assert [f"{v.rule.name}: {v.failure}" for v in verdicts if not v.ok] == []
     assert all(v.checked > 0 for v in verdicts)
@@ -85,3 +87,19 @@ def test_incumbent_jobs_are_deterministic(policy: str, params: tuple) -> None:
         if key.startswith(("wall_s", "query_ms")):
             continue
         assert a[key] == b[key] or (math.isnan(a[key]) and math.isnan(b[key])), key
+
+
+@pytest.mark.parametrize("policy", ["lethe", "ebbinghaus", "last_write_wins", "fifo"])
+def test_checks_recall_and_forgetting_are_the_harness_s(policy: str) -> None:
+    """Prevents `fbench check` reporting a recall or a forget count of its own making:
+    on each stream they equal the harness's recall_current_at_k and removals for the
+    same job."""
+    from runner.adapters.contract import SEED
+
+    report = check_memory(policy, streams=FAST_STREAMS, compare=False)
+    for s in report.streams:
+        result = run_job(make_spec(s.workload, policy, SEED, s.horizon))
+        assert s.recall == pytest.approx(result.metrics()["recall_current_at_k"],
+                                         rel=0, abs=1e-12)
+        assert s.forgotten == dict(sorted(result.forgotten.items()))
+        assert s.questions == result.metrics()["n_queries"]

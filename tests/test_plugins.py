@@ -57,8 +57,61 @@ def test_check_passes_a_good_memory_and_names_each_broken_rule() -> None:
     for cls, rule in BROKEN.items():
         res = runner.invoke(app, ["check", f"tests.broken_adapters:{cls}"])
         assert res.exit_code == 1, (cls, res.output)
-        assert f"FAIL  {rule}:" in res.stdout, (cls, res.stdout)
+        assert f"FAIL          {rule}:" in res.stdout, (cls, res.stdout)
         assert "fix: " in res.stdout
+
+
+def test_check_fails_a_memory_that_leaks_only_after_it_starts_deleting() -> None:
+    """Prevents `fbench check` passing a memory that returns what it deleted because its
+    streams never made it delete: one that deletes from step 400 on fails holds_hits
+    under the default check; under --fast, which never gets there, holds_hits is "not
+    exercised" with what to rerun, never "pass"."""
+    runner = CliRunner()
+    res = runner.invoke(app, ["check", "tests.broken_adapters:ReturnsForgottenLate"])
+    assert res.exit_code == 1, res.output
+    assert "FAIL          holds_hits:" in res.stdout
+    fast = runner.invoke(app, ["check", "tests.broken_adapters:ReturnsForgottenLate",
+                               "--fast"])
+    assert fast.exit_code == 0, fast.output
+    assert "not exercised holds_hits:" in fast.stdout
+    assert "rerun without --fast" in fast.stdout
+    assert "pass          holds_hits" not in fast.stdout
+    assert "forgot nothing on these streams" in fast.stdout
+    assert fast.stdout.rstrip().endswith("6 of 9 rules hold, 3 not exercised")
+
+
+def test_check_says_what_the_memory_did() -> None:
+    """Prevents a check that passes a memory whose retrieval is useless: besides the
+    rules it prints each stream's length, what the memory forgot by reason and its
+    current recall next to keep_all's and a random top-k's, and warns when the memory
+    ranks no better than random (it keeps every rule, so it still exits 0)."""
+    runner = CliRunner()
+    res = runner.invoke(app, ["check", "tests.broken_adapters:RanksAtRandom"])
+    assert res.exit_code == 0, res.output
+    assert "contradiction: 3,000 turns, 5,666 events (2,667 observations, 333 questions)" \
+        in res.stdout
+    assert "lifecycle: 365 days" in res.stdout and "capacity" in res.stdout
+    assert res.stdout.count("warning: its retrieval looks random") == 2
+    good = runner.invoke(app, ["check", "tests.broken_adapters:Good"])
+    assert "looks random" not in good.stdout and "keep_all's 0.643" in good.stdout
+
+
+def test_a_memory_that_cannot_build_runs_no_other_rule() -> None:
+    """Prevents "pass" for rules never run, and a hint at the constructor when a system
+    library is missing: builds fails with the innermost cause, every other rule is "not
+    run"."""
+    res = CliRunner().invoke(app, ["check", "tests.broken_adapters:NeedsASystemLibrary"])
+    assert res.exit_code == 1, res.output
+    assert "fix the build: OSError: libfbenchmissing.so.1" in res.stdout
+    assert res.stdout.count("not run ") == 8
+    assert res.stdout.rstrip().endswith("0 of 9 rules hold, 1 fail, 8 not run")
+
+
+def test_check_horizons_must_be_a_multiple() -> None:
+    """Prevents a traceback (or a silent default) for a malformed --horizons."""
+    res = CliRunner().invoke(app, ["check", "keep_all", "--horizons", "300"])
+    assert res.exit_code == 2
+    assert "--horizons '300' is not a multiple of the default horizon" in res.output
 
 
 def test_a_file_plugin_is_listed_with_its_file_and_digest(mymem: Path) -> None:
