@@ -36,7 +36,11 @@ Parts:
    (default 1,000,000: ``benchmarks.bench_bookkeeping``). Not in the default run
    (``--only driver`` runs it).
 
-11. ``samples``: the default grid at 2 seeds, swept without and with ``--samples`` in
+11. ``embeddings``: the incumbents sweep's MiniLM cells on one stream per workload,
+   each job alone (the process's embedding caches emptied first) and sharing them
+   (``benchmarks/bench_embeddings.py``; target: shared >= 3x faster).
+
+12. ``samples``: the default grid at 2 seeds, swept without and with ``--samples`` in
    turn: the jobs' seconds ratio and the samples' size, projected to 50 seeds
    (``benchmarks.bench_samples``).
 
@@ -57,7 +61,7 @@ from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
 PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep", "driver",
-         "startup", "incumbents", "samples")
+         "startup", "incumbents", "embeddings", "samples")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -122,6 +126,12 @@ def _incumbents(args: argparse.Namespace) -> dict[str, Any]:
     return {w: measure(w) for w in ("contradiction", "lifecycle")}
 
 
+def _embeddings(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_embeddings import measure
+
+    return measure()
+
+
 def _samples(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_samples import measure
 
@@ -146,7 +156,8 @@ def _driver(args: argparse.Namespace) -> dict[str, Any]:
 
 RUNNERS = {"run": _run_part, "driver": _driver, "horizons": _horizons, "store": _store,
            "executors": _executors, "aggregate": _aggregate, "seed": _seed, "sweep": _sweep,
-           "startup": _startup, "incumbents": _incumbents, "samples": _samples}
+           "startup": _startup, "incumbents": _incumbents, "embeddings": _embeddings,
+           "samples": _samples}
 
 
 def loop_seconds() -> float:
