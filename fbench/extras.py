@@ -23,6 +23,11 @@ EXTRAS: dict[str, str] = {
     "langgraph": "incumbents",           # langgraph, langgraph-checkpoint-sqlite
     "pysqlite3": "incumbents",           # pysqlite3-binary: SqliteStore's sqlite
     "yantrikdb": "incumbents",
+    "inspeximus": "incumbents",
+    "memware": "incumbents",
+    "cognitive_memory": "incumbents",    # cognitive-memory
+    "dory": "incumbents",                # dory-memory
+    "isotope_zero": "incumbents",        # isotope-zero
     "statebench": "statebench",
 }
 

@@ -73,6 +73,13 @@ INCUMBENTS = (
     ("langgraph_store", (("backend", "sqlite"), ("ttl_days", 7), ("embedder", "minilm"))),
     ("yantrikdb", (("embedder", "minilm"),)),
     ("keep_all", (("embedder", "minilm"),)),
+    ("inspeximus", ()), ("inspeximus", (("key_by", "teacher"),)),
+    ("inspeximus", (("retention_days", 30),)),
+    ("memware", ()), ("memware", (("conflicts", "await_confirmation"),)),
+    ("memware", (("decay", 0.5),)),
+    ("cognitive_memory", ()), ("cognitive_memory", (("episodic_decay_days", 7),)),
+    ("dory", ()),
+    ("isotope_zero", ()), ("isotope_zero", (("ttl_days", 7),)),
 )
 INCUMBENT_CASES = (
     {"workload": "contradiction", "seed": 7, "horizon": 400, "k": 5},

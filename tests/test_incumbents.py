@@ -54,6 +54,11 @@ def offline_env() -> dict[str, str]:
     ["--policy", "lethe_agent", "--param", "embedder=minilm"],
     ["--policy", "keep_all", "--param", "embedder=minilm"],
     ["--policy", "langgraph_store", "--param", "embedder=minilm"],
+    ["--policy", "inspeximus", "--param", "key_by=teacher"],
+    ["--policy", "memware"],
+    ["--policy", "cognitive_memory"],
+    ["--policy", "dory"],
+    ["--policy", "isotope_zero"],
 ], ids=lambda a: " ".join(a[1:]))
 @pytest.mark.parametrize("workload", ["contradiction", "lifecycle"])
 def test_runs_offline(args: list[str], workload: str) -> None:
@@ -71,7 +76,10 @@ def test_runs_offline(args: list[str], workload: str) -> None:
 
 @pytest.mark.parametrize(("policy", "module"), [
     ("lethe_agent", "lethe"), ("mem0", "mem0"), ("mem0", "qdrant_client"),
-    ("langgraph_store", "langgraph.store.memory"), ("yantrikdb", "yantrikdb")])
+    ("langgraph_store", "langgraph.store.memory"), ("yantrikdb", "yantrikdb"),
+    ("inspeximus", "inspeximus"), ("memware", "memware"),
+    ("cognitive_memory", "cognitive_memory"), ("dory", "dory"),
+    ("isotope_zero", "isotope_zero")])
 def test_missing_library_is_one_line_naming_the_extra(
         policy: str, module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prevents a missing incumbent library from crashing with a traceback or being
@@ -414,6 +422,45 @@ def test_incumbent_jobs_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
         rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
                 if "shards" in p.parts]
         assert len(rows) == 18
+        finals[executor] = sorted(json.dumps(
+            {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
+            | {"job": r["job_id"]}, sort_keys=True) for r in rows)
+    assert finals["ray"] == finals["inline"]
+
+
+# Every setting the incumbents sweeps run of the libraries added after the first four.
+MORE_LIBRARIES = [
+    "--policies", "inspeximus,memware,cognitive_memory,dory,isotope_zero",
+    "--param", "inspeximus.key_by=none,teacher", "--param", "inspeximus.retention_days=0,30",
+    "--param", "memware.conflicts=gate_conflicts,await_confirmation",
+    "--param", "memware.decay=0.1,0.5",
+    "--param", "cognitive_memory.episodic_decay_days=45,7",
+    "--param", "isotope_zero.ttl_days=0,7"]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_more_libraries_are_the_same_inline_and_on_ray(tmp_path: Path) -> None:
+    """Prevents one of the later libraries giving numbers that depend on the executor
+    (a wall-clock read the simulation missed, a random id, a thread): every setting of
+    each, on both workload families, gives identical final metrics (timing aside)
+    inline and on the embedded Ray."""
+    import pyarrow.parquet as pq
+
+    from runner.metrics import METRICS
+
+    finals = {}
+    for executor in ("inline", "ray"):
+        out = tmp_path / executor
+        res = subprocess.run(
+            [sys.executable, "-m", "runner.cli", "sweep", "--workloads",
+             "contradiction,lifecycle", "--horizons", "0.05x", *MORE_LIBRARIES,
+             "--seeds", "1", "--executor", executor, "--out", str(out), "--no-report"],
+            capture_output=True, text=True, timeout=900, check=False)
+        assert res.returncode == 0, res.stderr
+        rows = [pq.read_table(p).to_pylist()[-1] for p in sorted(out.rglob("*.parquet"))
+                if "shards" in p.parts]
+        assert len(rows) == 2 * (4 + 4 + 2 + 1 + 2)
         finals[executor] = sorted(json.dumps(
             {k: v for k, v in r.items() if k in METRICS and not METRICS[k].timing}
             | {"job": r["job_id"]}, sort_keys=True) for r in rows)
