@@ -56,12 +56,15 @@ bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
 # The repository's RESULTS.md (and RESULTS.html, not committed): the committed sweep
-# configs into published/, then the report. Each published sweep keeps its summary.parquet,
-# comparisons.csv and plots/ in git (its shards stay local), beside published/calibration/,
-# the headroom check of every default workload.
+# configs into published/, each sweep's published rows (`fbench aggregate --finals`), then
+# the report. Each published sweep keeps in git its rows (finals.parquet, checkpoints.parquet),
+# sweep.json, memories.json, summary.parquet, comparisons.csv and plots/ (its shards stay
+# local; the report reads the same from the rows), beside published/calibration/, the
+# headroom check of every default workload.
 CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
 	lifecycle.recency_biased lifecycle.high_freq_skew lifecycle.bursty
 PUBLISHED = published
+SWEEPS = results incumbents incumbents-bounded frontier outside-sweep
 
 results:
 	fbench sweep --config sweeps/results.toml --no-report
@@ -72,6 +75,7 @@ results:
 	mkdir -p $(PUBLISHED)/calibration
 	for w in $(CALIBRATED); do fbench calibrate $$w --seeds 20 --executor ray \
 		--json $(PUBLISHED)/calibration/$$w.json; done
+	for s in $(SWEEPS); do fbench aggregate $(PUBLISHED)/$$s --finals >/dev/null; done
 	fbench report $(PUBLISHED)/results --include $(PUBLISHED)/incumbents \
 		--include $(PUBLISHED)/incumbents-bounded --include $(PUBLISHED)/frontier \
 		--include $(PUBLISHED)/outside-sweep --output RESULTS.md --html \

@@ -1,5 +1,6 @@
-"""A sweep's per-seed finals (``OUT/finals.parquet``): every job's final row with its
-whole identity, from which a folder without shards is reduced to the same summary."""
+"""A published folder (``runner.results.finals``): every job's final row with its whole
+identity and the plots' checkpoint series, from which a folder without shards gives the
+same summary, comparisons and report as the shards."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.job.execute import execute
-from runner.results.finals import FINALS
+from runner.report.markdown import write_report
+from runner.results.layout import CHECKPOINTS, FINALS
 from runner.results.shard import shard_path, write_shard
 from runner.spec.resolve import make_spec
 
@@ -52,17 +54,53 @@ def test_finals_hold_each_jobs_final_row_and_identity(sweep: Path) -> None:
     assert sorted(finals.column("seed").to_pylist()) == [0, 0, 1, 1, 2, 2]
 
 
-def test_a_folder_of_finals_alone_gives_the_same_summary(sweep: Path, tmp_path: Path) -> None:
-    """Prevents a published sweep (finals, no shards) being reduced differently from the
-    shards it came from: the summary and comparisons are the same row for row."""
+def published_copy(sweep: Path, root: Path) -> Path:
+    """The published files of ``sweep`` alone, in a folder of the same name."""
     CliRunner().invoke(app, ["aggregate", str(sweep), "--finals"])
-    alone = tmp_path / "alone"
-    alone.mkdir()
-    shutil.copy(sweep / FINALS, alone / FINALS)
+    alone = root / sweep.name
+    alone.mkdir(parents=True)
+    for name in (FINALS, CHECKPOINTS):
+        shutil.copy(sweep / name, alone / name)
+    return alone
+
+
+def test_a_published_folder_gives_the_same_summary(sweep: Path, tmp_path: Path) -> None:
+    """Prevents a published sweep (its rows, no shards) being reduced differently from
+    the shards it came from: the summary and comparisons are the same row for row."""
+    alone = published_copy(sweep, tmp_path)
     res = CliRunner().invoke(app, ["aggregate", str(alone)])
     assert res.exit_code == 0, res.output
     for name in ("summary.parquet", "comparisons.parquet"):
         assert _rows(alone / name) == _rows(sweep / name)
+
+
+def test_a_published_folder_gives_the_same_report(sweep: Path, tmp_path: Path) -> None:
+    """Prevents RESULTS.md depending on whether the shards are still there: the report
+    and every plot of a published folder are byte for byte the shards'."""
+    alone = published_copy(sweep, tmp_path / "published")
+    shards = tmp_path / "shards" / sweep.name
+    shutil.copytree(sweep, shards)
+    for folder in (shards, alone):
+        write_report(folder)
+    made = sorted(p.relative_to(shards) for p in shards.rglob("*") if p.suffix in
+                  (".md", ".png"))
+    assert made and any(p.suffix == ".png" for p in made)
+    for path in made:
+        assert (alone / path).read_bytes() == (shards / path).read_bytes(), path
+
+
+def test_a_changed_published_folder_is_reduced_again(sweep: Path, tmp_path: Path) -> None:
+    """Prevents a stale summary surviving new final rows in a published folder: its
+    fingerprint is the finals' content."""
+    import pyarrow.compute as pc
+
+    alone = published_copy(sweep, tmp_path)
+    CliRunner().invoke(app, ["aggregate", str(alone)])
+    finals = pq.read_table(alone / FINALS)
+    pq.write_table(finals.filter(pc.equal(finals["policy"], "keep_all")), alone / FINALS)
+    from runner.results.aggregate import read_summary
+
+    assert set(read_summary(alone).column("policy").to_pylist()) == {"keep_all"}
 
 
 def test_no_shards_and_no_finals_is_one_line(tmp_path: Path) -> None:

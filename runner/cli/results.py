@@ -19,27 +19,21 @@ def aggregate(
         str, typer.Option(help="Policy the paired deltas compare to.")
     ] = "keep_all",
     finals: Annotated[
-        bool, typer.Option("--finals", help="Also write OUT/finals.parquet: every job's "
-                           "final row with its whole identity (what a published sweep "
-                           "keeps of its shards).")
+        bool, typer.Option("--finals", help="Also write OUT/finals.parquet and "
+                           "OUT/checkpoints.parquet: every job's final row with its whole "
+                           "identity, and the plots' series (what a published sweep keeps "
+                           "of its shards).")
     ] = False,
 ) -> None:
     """Reduce a sweep's shards into OUT/summary.parquet (intervals over seeds, paired
     deltas) and OUT/comparisons.parquet (every comparison, its family and verdict). A
-    folder without shards is reduced from its OUT/finals.parquet."""
-    from runner.results import finals as per_seed
+    published folder (no shards, OUT/finals.parquet) is reduced from its final rows."""
     from runner.results.aggregate import aggregate as run_aggregate
-    from runner.results.layout import Layout
+    from runner.results.finals import write_finals
     from runner.results.tables import main_table
-    from runner.results.where import location
 
-    loc = location(out)
-    lay = Layout(loc)
-    if not len(lay.listing) and not lay.live_parts and (loc / per_seed.FINALS).is_file():
-        summary = run_aggregate(loc, baseline=baseline, final=per_seed.read_finals(loc))
-    else:
-        final = per_seed.write_finals(loc) if finals else None
-        summary = run_aggregate(loc, baseline=baseline, final=final)
+    final = write_finals(out) if finals else None
+    summary = run_aggregate(out, baseline=baseline, final=final)
     # its cells name policies, workloads and parameters as given: shown as they are
     console.print(main_table(summary), markup=False)
 

@@ -61,6 +61,7 @@ from runner.report.ran import report_command, versions_section, what_ran
 from runner.results.aggregate import UNUSED, Setting, compared_metrics, read_summary
 from runner.results.atomic import write_text
 from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
+from runner.results.layout import CHECKPOINT_COLUMNS
 from runner.results.load import read_rows
 from runner.results.tables import TOO_FEW_NOTE, format_row, variant_label
 from runner.results.where import ArrowPath, Loc, arrow_source, location
@@ -68,10 +69,9 @@ from runner.results.where import ArrowPath, Loc, arrow_source, location
 if TYPE_CHECKING:
     from runner.report.drill import CellEvidence
 
-# The checkpoint rows' columns: the memory-growth plots' series (``plot_setting.bloat_fig``).
-# Everything else the report reads is per job, from the final rows.
-CHECKPOINT_COLUMNS = ("workload", "horizon", "k", "policy", "params", "t", "final_size",
-                      "final_tokens")
+# The checkpoint rows' columns (``CHECKPOINT_COLUMNS``, what a published folder keeps):
+# the memory-growth plots' series (``plot_setting.bloat_fig``). Everything else the
+# report reads is per job, from the final rows.
 # The final rows' columns the report leaves unread (the evidence reads ``params_full``,
 # "What ran" and the Versions table the provenance).
 FINAL_UNREAD = UNUSED - {"params_full", "versions", "git_commit", "fbench_version"}

@@ -33,7 +33,7 @@ from runner.analysis import stats
 from runner.errors import FbenchError
 from runner.metrics.declare import Metric
 from runner.results.atomic import write_parquet
-from runner.results.layout import LIST_CHUNK, Layout
+from runner.results.layout import FINALS, LIST_CHUNK, Layout
 from runner.results.load import load_shards
 from runner.results.pairing import (  # noqa: F401 (baseline_params: re-exported)
     Baselines,
@@ -104,6 +104,19 @@ def fingerprint(stamps: pa.Table) -> str:
         h.update("".join(f"{s}\x1f{n}\n" for s, n in zip(shards, sizes, strict=True))
                  .encode())
     return h.hexdigest()
+
+
+def source_of(out: Loc) -> tuple[str, int, int | None]:
+    """What a summary of ``out`` is computed from: its fingerprint, its number of jobs
+    and the newest file's mtime (ns). Shards (``fingerprint``), or in a published folder
+    (``runner.results.finals``) its ``finals.parquet``, by content."""
+    stamps = Layout(out).stamps()
+    finals = out / FINALS
+    if stamps.num_rows == 0 and finals.is_file():
+        data = finals.read_bytes()
+        rows = pq.read_metadata(pa.BufferReader(data)).num_rows
+        return f"finals {hashlib.sha256(data).hexdigest()}", rows, finals.stat().st_mtime_ns
+    return fingerprint(stamps), stamps.num_rows, pc.max(stamps.column("mtime_ns")).as_py()
 
 
 # --- cells -------------------------------------------------------------------------------
@@ -187,9 +200,7 @@ def aggregate(out: str | Loc, baseline: str = "keep_all", *, require_baseline: b
     report's implicit aggregation): then nothing is paired.
     """
     out = location(out)
-    stamps = Layout(out).stamps()
-    shards, n_shards = fingerprint(stamps), stamps.num_rows
-    del stamps
+    shards, n_shards, _ = source_of(out)
     seeds = PerSeed.of(final) if final is not None else \
         PerSeed.taking([load_shards(out, final_only=True, skip=UNUSED)])
     policies = sorted({cell[3] for cell in seeds.cells})
@@ -340,9 +351,9 @@ def summary_is_current(out: Loc) -> bool:
     path = out / SUMMARY
     if not path.is_file():
         return False
-    stamps = Layout(out).stamps()
+    shards, _, newest = source_of(out)
     meta = pq.read_schema(arrow_source(path)).metadata or {}
-    if meta.get(b"fbench.shards", b"").decode() != fingerprint(stamps):
+    if meta.get(b"fbench.shards", b"").decode() != shards:
         return False
     if meta.get(b"fbench.family", b"").decode() != json.dumps(sweep_family(out)):
         return False  # the sweep's declared comparisons changed: the family did
@@ -354,7 +365,6 @@ def summary_is_current(out: Loc) -> bool:
 
     if not (out / COMPARISONS).is_file():
         return False
-    newest = pc.max(stamps.column("mtime_ns")).as_py()
     return newest is None or newest <= path.stat().st_mtime_ns
 
 

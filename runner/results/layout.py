@@ -63,6 +63,12 @@ COMPACTED = "compacted"
 INDEX = "index.parquet"
 LEGACY_INDEX = "index.json"  # the index format 1 (read, never written)
 MEMORIES = "memories.json"  # what the report knows of each memory (runner.sweep.memories)
+# A published folder's rows in place of its shards (runner.results.finals): every job's
+# final row, and the columns of every checkpoint row that the report's plots read.
+FINALS = "finals.parquet"
+CHECKPOINTS = "checkpoints.parquet"
+CHECKPOINT_COLUMNS = ("workload", "horizon", "k", "policy", "params", "job_id", "checkpoint",
+                      "t", "final_size", "final_tokens")
 INDEX_FORMAT = 2
 INDEX_SCHEMA = pa.schema([("part", pa.string()), ("part_rows", pa.int64()),
                           ("job_id", pa.string()), ("shard", pa.string()),

@@ -27,12 +27,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from runner.errors import FbenchError
-from runner.results.layout import ROW_ORDER, Layout
+from runner.results.layout import CHECKPOINTS, FINALS, ROW_ORDER, Layout
 from runner.results.shard import SCHEMA, column_categories, conform, shard_schema
 from runner.results.validate import REQUIRED, footer_problem
-from runner.results.where import Loc, dataset_source, location
+from runner.results.where import Loc, arrow_source, dataset_source, location
 
 FILES_PER_SCAN = 16
 SCAN_ROWS = 1 << 14  # rows a record batch of the scan holds at most
@@ -76,6 +77,8 @@ def read_rows(out: Loc, final: Sequence[str] | None = None, every: Sequence[str]
     out = location(out)
     lay = Layout(out)
     if not len(lay.listing) and not lay.live_parts:
+        if (out / FINALS).is_file():
+            return _published(out, final, every, skip)
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
     scans = [_Scan(final, every, skip, shards) for shards in (True, False)]
     try:
@@ -89,6 +92,30 @@ def read_rows(out: Loc, final: Sequence[str] | None = None, every: Sequence[str]
     schema = shard_schema(sorted(scans[0].categories | scans[1].categories))
     return Rows(_joined([t for s in scans for t in s.final.done()], schema, final, skip, out),
                 _joined([t for s in scans for t in s.every.done()], schema, every, skip, out))
+
+
+def _published(out: Loc, final: Sequence[str] | None, every: Sequence[str] | None,
+               skip: Collection[str]) -> Rows:
+    """``read_rows`` of a published folder (``runner.results.finals``): its final rows
+    from ``finals.parquet``, its checkpoint rows from ``checkpoints.parquet``, which
+    holds only the columns the report's plots read."""
+    tables = []
+    for name, want in ((FINALS, final), (CHECKPOINTS, every)):
+        path = out / name
+        if _none(want):
+            tables.append(pa.table({}))
+            continue
+        try:
+            table = pq.read_table(arrow_source(path))
+        except (OSError, pa.ArrowException) as exc:
+            raise FbenchError(f"cannot read {path}: {_first(exc)}") from None
+        names = [c for c in table.column_names if c not in skip] if want is None else list(want)
+        absent = [c for c in names if c not in table.column_names]
+        if absent:
+            raise FbenchError(f"cannot read {path}: no column {absent[0]!r} in it (a published "
+                              "folder keeps the final rows and the plots' checkpoint columns)")
+        tables.append(table.select(names))
+    return Rows(*tables)
 
 
 def _none(want: Sequence[str] | None) -> bool:
