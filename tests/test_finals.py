@@ -108,3 +108,36 @@ def test_no_shards_and_no_finals_is_one_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["aggregate", str(tmp_path)])
     assert res.exit_code == 2
     assert len(res.output.strip().splitlines()) == 1 and "no shards" in res.output
+
+
+def _sweep(out: Path, seeds: int) -> str:
+    res = CliRunner().invoke(app, [
+        "sweep", "--workloads", "contradiction", "--policies", "keep_all,ebbinghaus",
+        "--horizons", "150", "--seeds", str(seeds), "--executor", "inline", "--out",
+        str(out), "--no-report", "--quiet"])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_a_sweep_resumed_in_a_published_folder_runs_only_what_it_lacks(
+        tmp_path: Path) -> None:
+    """Prevents a published sweep being rerun whole to grow it (another seed, another
+    memory), or its published rows being lost or counted twice when it is: the grown
+    folder runs only the new jobs, and its summary and report equal a sweep run whole."""
+    first, whole = tmp_path / "first", tmp_path / "whole"
+    _sweep(first, 2)
+    CliRunner().invoke(app, ["aggregate", str(first), "--finals"])
+    grown = tmp_path / "grown" / "main"
+    grown.mkdir(parents=True)
+    for name in (FINALS, CHECKPOINTS, "sweep.json", "memories.json"):
+        shutil.copy(first / name, grown / name)
+    assert "2 run, 4 skipped" in _sweep(grown, 3)
+    whole_main = whole / "main"
+    _sweep(whole_main, 3)
+    for folder in (grown, whole_main):
+        write_report(folder)
+    for name in ("summary.parquet", "comparisons.parquet"):
+        assert _rows(grown / name) == _rows(whole_main / name)
+    assert (grown / "RESULTS.md").read_text() == (whole_main / "RESULTS.md").read_text()
+    CliRunner().invoke(app, ["aggregate", str(grown), "--finals"])
+    assert pq.read_table(grown / FINALS).num_rows == 6

@@ -108,15 +108,22 @@ def fingerprint(stamps: pa.Table) -> str:
 
 def source_of(out: Loc) -> tuple[str, int, int | None]:
     """What a summary of ``out`` is computed from: its fingerprint, its number of jobs
-    and the newest file's mtime (ns). Shards (``fingerprint``), or in a published folder
-    (``runner.results.finals``) its ``finals.parquet``, by content."""
+    and the newest file's mtime (ns): the shards (``fingerprint``) and, in a published
+    folder (``runner.results.finals``), its ``finals.parquet``, by content."""
     stamps = Layout(out).stamps()
+    mtimes = stamps.column("mtime_ns")
+    found = fingerprint(stamps), stamps.num_rows, pc.max(mtimes).as_py() if len(mtimes) else None
     finals = out / FINALS
-    if stamps.num_rows == 0 and finals.is_file():
-        data = finals.read_bytes()
-        rows = pq.read_metadata(pa.BufferReader(data)).num_rows
-        return f"finals {hashlib.sha256(data).hexdigest()}", rows, finals.stat().st_mtime_ns
-    return fingerprint(stamps), stamps.num_rows, pc.max(stamps.column("mtime_ns")).as_py()
+    if not finals.is_file():
+        return found
+    data = finals.read_bytes()
+    held = {s.rsplit("/", 1)[-1].removesuffix(".parquet")
+            for s in stamps.column("shard").to_pylist()}
+    ids = pq.read_table(pa.BufferReader(data), columns=["job_id"]).column(0).to_pylist()
+    digest = f"finals {hashlib.sha256(data).hexdigest()}"
+    mtime = finals.stat().st_mtime_ns
+    return (digest if not held else f"{found[0]} + {digest}",
+            found[1] + len(set(ids) - held), max(mtime, found[2] or mtime))
 
 
 # --- cells -------------------------------------------------------------------------------

@@ -76,10 +76,19 @@ def read_rows(out: Loc, final: Sequence[str] | None = None, every: Sequence[str]
     job without a category has nulls in its columns)."""
     out = location(out)
     lay = Layout(out)
+    published = (out / FINALS).is_file()
     if not len(lay.listing) and not lay.live_parts:
-        if (out / FINALS).is_file():
-            return _published(out, final, every, skip)
+        if published:
+            return _published(out, final, every, skip, set())
         raise FbenchError(f"no shards in {out / 'shards'}; run a sweep with this output first")
+    if published:
+        return _with_published(out, lay, final, every, skip)
+    return _read_files(out, lay, final, every, skip)
+
+
+def _read_files(out: Loc, lay: Layout, final: Sequence[str] | None,
+                every: Sequence[str] | None, skip: Collection[str]) -> Rows:
+    """``read_rows`` of the shards and compacted parts."""
     scans = [_Scan(final, every, skip, shards) for shards in (True, False)]
     try:
         for start in range(0, len(lay.listing), FILES_PER_SCAN):
@@ -94,11 +103,37 @@ def read_rows(out: Loc, final: Sequence[str] | None = None, every: Sequence[str]
                 _joined([t for s in scans for t in s.every.done()], schema, every, skip, out))
 
 
+def _with_ordering(want: Sequence[str] | None) -> Sequence[str] | None:
+    return want if want is None or _none(want) else list(dict.fromkeys([*want, *ROW_ORDER]))
+
+
+def _with_published(out: Loc, lay: Layout, final: Sequence[str] | None,
+                    every: Sequence[str] | None, skip: Collection[str]) -> Rows:
+    """The rows of the shards and parts, and the published rows of every job they do
+    not hold (a published folder a sweep resumed in), in ``ROW_ORDER``."""
+    wants = (_with_ordering(final), _with_ordering(every))
+    files = _read_files(out, lay, *wants, [c for c in skip if c not in ROW_ORDER])
+    held = {Path(s).stem for s in lay.stamps().column("shard").to_pylist()}
+    pub = _published(out, *wants, skip, held)
+    tables = []
+    for want, mine, theirs in ((final, files.final, pub.final),
+                               (every, files.every, pub.every)):
+        if _none(want):
+            tables.append(mine)
+            continue
+        table = pa.concat_tables([mine, theirs], promote_options="default")
+        order = pc.sort_indices(table, sort_keys=[(c, "ascending") for c in ROW_ORDER])
+        table = table.take(order)
+        names = [c for c in table.column_names if c not in skip] if want is None else want
+        tables.append(table.select(list(names)))
+    return Rows(*tables)
+
+
 def _published(out: Loc, final: Sequence[str] | None, every: Sequence[str] | None,
-               skip: Collection[str]) -> Rows:
-    """``read_rows`` of a published folder (``runner.results.finals``): its final rows
-    from ``finals.parquet``, its checkpoint rows from ``checkpoints.parquet``, which
-    holds only the columns the report's plots read."""
+               skip: Collection[str], held: set[str]) -> Rows:
+    """``read_rows`` of a published folder (``runner.results.finals``) but the jobs in
+    ``held``: its final rows from ``finals.parquet``, its checkpoint rows from
+    ``checkpoints.parquet``, which holds only the columns the report's plots read."""
     tables = []
     for name, want in ((FINALS, final), (CHECKPOINTS, every)):
         path = out / name
@@ -109,6 +144,9 @@ def _published(out: Loc, final: Sequence[str] | None, every: Sequence[str] | Non
             table = pq.read_table(arrow_source(path))
         except (OSError, pa.ArrowException) as exc:
             raise FbenchError(f"cannot read {path}: {_first(exc)}") from None
+        if held:
+            table = table.filter(pc.invert(pc.is_in(table.column("job_id"),
+                                                    pa.array(sorted(held), pa.string()))))
         names = [c for c in table.column_names if c not in skip] if want is None else list(want)
         absent = [c for c in names if c not in table.column_names]
         if absent:

@@ -12,15 +12,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from runner.errors import FbenchError
 from runner.results.commits import Stamps
-from runner.results.layout import Layout
+from runner.results.layout import FINALS, Layout
 from runner.results.samples import DELETIONS_FILE, QUERIES_FILE, SAMPLES
 from runner.results.sweep_config import read_sweep_record
 from runner.results.where import (
     ArrowPath,
     Loc,
+    arrow_source,
     check_remote_out,
     files_stat,
     location,
@@ -146,6 +148,19 @@ def has_samples(jobs: Grid, out: Loc) -> np.ndarray:
     return found
 
 
+def published(jobs: Grid, out: Loc, outdated: set[str]) -> np.ndarray:
+    """A bool per job: its final row is in OUT's published rows (``finals.parquet``,
+    ``runner.results.finals``), so it is done as surely as a shard (jobs are
+    deterministic), unless its plugin code changed (``outdated``): a sweep resumed in a
+    published folder runs only what it lacks."""
+    path = out / FINALS
+    if not path.is_file():
+        return np.zeros(len(jobs), dtype=bool)
+    ids = set(pq.read_table(arrow_source(path), columns=["job_id"]).column(0).to_pylist())
+    ids -= outdated
+    return np.fromiter((j.job_id in ids for j in jobs), dtype=bool, count=len(jobs))
+
+
 def plan(jobs: Grid, out: Loc, overwrite: str, spec: SweepSpec | None = None,
          samples: bool = False) -> Plan:
     """Which jobs to run: resume skips jobs whose shard exists and validates (or is the
@@ -178,7 +193,8 @@ def plan(jobs: Grid, out: Loc, overwrite: str, spec: SweepSpec | None = None,
             f"(e.g. {first}); rerun with --overwrite failed to quarantine them and rerun "
             "their jobs"
         )
-    done = found.done & has_samples(jobs, out) if samples else found.done
+    done = found.done | published(jobs, out, outdated)
+    done = done & has_samples(jobs, out) if samples else done
     to_run = Subset(jobs, np.flatnonzero(~done))
     return Plan(jobs, to_run, len(jobs) - len(to_run), invalid,
                 sorted(found.bad + found.stray), sorted(found.superseded), found.whole)
