@@ -64,12 +64,13 @@ bench-aggregate:
 CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
 	lifecycle.recency_biased lifecycle.high_freq_skew lifecycle.bursty
 PUBLISHED = published
-SWEEPS = results incumbents incumbents-bounded frontier outside-sweep
+SWEEPS = results incumbents incumbents-bounded incumbents-more frontier outside-sweep
 
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
 	fbench sweep --config sweeps/incumbents-bounded.toml --no-report
+	fbench sweep --config sweeps/incumbents-more.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
 	fbench sweep --config sweeps/outside.toml --no-report
 	mkdir -p $(PUBLISHED)/calibration
@@ -77,7 +78,8 @@ results:
 		--json $(PUBLISHED)/calibration/$$w.json; done
 	for s in $(SWEEPS); do fbench aggregate $(PUBLISHED)/$$s --finals >/dev/null; done
 	fbench report $(PUBLISHED)/results --include $(PUBLISHED)/incumbents \
-		--include $(PUBLISHED)/incumbents-bounded --include $(PUBLISHED)/frontier \
+		--include $(PUBLISHED)/incumbents-bounded --include $(PUBLISHED)/incumbents-more \
+		--include $(PUBLISHED)/frontier \
 		--include $(PUBLISHED)/outside-sweep --output RESULTS.md --html \
 		--calibration $(PUBLISHED)/calibration
 
