@@ -5,6 +5,7 @@ from runner.cli.arrow_pool import configure
 
 configure()  # Arrow's pool, before any command module loads pyarrow
 
+from runner.cli import board as _board  # noqa: E402, F401  (registers)
 from runner.cli import calibrate as _calibrate  # noqa: E402, F401  (registers)
 from runner.cli import check as _check  # noqa: E402, F401  (registers)
 from runner.cli import explain as _explain  # noqa: E402, F401  (registers)
