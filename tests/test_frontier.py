@@ -41,6 +41,16 @@ def test_three_axis_frontier_keeps_the_undominated_beyond_margins() -> None:
     assert [c[3] for c in on] == ["small", "big", "near", "clean"]
 
 
+def test_a_near_useless_memory_is_never_starred() -> None:
+    """Prevents the frontier's star going to a memory that forgot nearly everything
+    (zero contradiction, a tiny size, current recall 0.017 beside a best of 0.70):
+    under a tenth of the setting's best current recall keeps a cell off it."""
+    means = {"big": (0.30, 0.70, 1000.0, 0.7), "gone": (0.0, 0.017, 3.0, 0.02),
+             "tenth": (0.0, 0.07, 3.0, 0.07)}
+    cells = [("w", 1, 5, name, "{}") for name in means]
+    assert [c[3] for c in frontier3(cast(Any, _Means(means)), cells)] == ["big", "tenth"]
+
+
 @pytest.fixture(scope="module")
 def frontier(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("frontier")

@@ -88,6 +88,23 @@ def test_no_table_without_a_library(tmp_path: Path) -> None:
 
 
 @pytest.mark.incumbents
+def test_a_library_without_the_oracle_says_why_it_has_no_row(tmp_path: Path) -> None:
+    """Prevents the libraries' table silently missing when the sweep ran no oracle: the
+    report says so, and how to get the row."""
+    out = tmp_path / "o"
+    res = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "sweep", "--workloads", "contradiction",
+         "--horizons", "200", "--policies", "lethe_agent,keep_all", "--param",
+         "lethe_agent.retention=fifo", "--seeds", "2", "--executor", "inline", "--out",
+         str(out)], capture_output=True, text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr
+    text = (out / "RESULTS.md").read_text()
+    assert "## The libraries against the oracle" in text
+    assert ("Not shown for contradiction, horizon 200 turns, k = 5: this sweep ran no "
+            "`oracle` there") in text and "`fbench board OUT`" in text
+
+
+@pytest.mark.incumbents
 def test_a_rerun_with_another_grid_keeps_what_memories_json_held(tmp_path: Path) -> None:
     """Prevents a later sweep into the same folder erasing the rules of the cells an
     earlier grid ran (the report would lose their rows' rule): memories.json adds."""

@@ -65,16 +65,26 @@ def degenerate(idx: ReportIndex, cell: Cell) -> bool:
 FRONTIER3 = (("contradiction_rate", -1.0), ("recall_current_at_k", 1.0), ("final_size", -1.0))
 
 
+# A cell whose current recall is under this share of the best in its setting is kept off
+# the frontier: forgetting nearly everything wins on contradiction and size alone.
+USEFUL_SHARE = 0.1
+
+
 def frontier3(idx: ReportIndex, cells: list[Cell]) -> list[Cell]:
-    """The non-degenerate cells no other dominates on the three axes: another cell
-    dominates when it is no worse beyond the metric's margin on every axis and better
-    beyond it on one (so a lead of 0.001 against intervals of ±0.01 decides nothing)."""
+    """The cells no other dominates on the three axes, among those neither degenerate
+    nor near-useless (current recall under ``USEFUL_SHARE`` of the best of ``cells``):
+    another cell dominates when it is no worse beyond the metric's margin on every axis
+    and better beyond it on one (so a lead of 0.001 against intervals of ±0.01 decides
+    nothing)."""
     from runner.metrics import METRICS
 
+    recalls = [r for c in cells if (r := idx.mean(c, "recall_current_at_k")) is not None]
+    floor = USEFUL_SHARE * max(recalls, default=0.0)
     pts: dict[Cell, list[float]] = {}
     for c in cells:
         vals = [idx.mean(c, m) for m, _ in FRONTIER3]
-        if not degenerate(idx, c) and all(v is not None for v in vals):
+        if (not degenerate(idx, c) and all(v is not None for v in vals)
+                and float(vals[1] or 0.0) >= floor):
             pts[c] = [sign * float(v) for (_, sign), v in zip(FRONTIER3, vals, strict=True)
                       if v is not None]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from runner.report import learned_point
 from runner.report.blocks import Block, Heading, Items, Paragraph, setting_title
-from runner.report.claims import Result, claim_level
+from runner.report.claims import NOT_RUN, Result, claim_level
 from runner.report.findings import ReportIndex, frontier3
 from runner.results.aggregate import Cell, Setting
 from runner.results.comparisons import VERDICTS
@@ -40,11 +40,18 @@ def verdict_marks(cmp: list[dict[str, Any]], setting: Setting) -> dict[tuple[Cel
 
 
 def _claims(results: Sequence[Result]) -> list[str]:
+    """Each claim the sweeps ran, then one line naming those they did not."""
     out = []
     for r in results:
         o = r.outcome
-        out.append(f"**{r.claim.id} ({r.claim.source}) {o.verdict}.** {r.claim.statement}. "
-                   f"{o.effect}; n = {o.n}; test: {r.claim.how}.")
+        if o.verdict != NOT_RUN:
+            out.append(f"**{r.claim.id} ({r.claim.source}) {o.verdict}.** "
+                       f"{r.claim.statement}. {o.effect}; n = {o.n}; test: {r.claim.how}.")
+    idle = [r.claim.id for r in results if r.outcome.verdict == NOT_RUN]
+    if idle:
+        out.append(f"**The seeds' claims {', '.join(idle)}: not run**: these sweeps hold "
+                   "none or only some of their cells (`fbench sweep --config "
+                   "sweeps/results.toml` runs them all).")
     return out
 
 
@@ -142,8 +149,9 @@ def findings(folders: Sequence[tuple[str, ReportIndex, list[dict[str, Any]]]],
         items += _incumbents(cmp)
     if not items:
         return []
+    ran = any(r.outcome.verdict != NOT_RUN for r in claims)
     intro = ("The seeds' claims are tested with paired intervals at "
              f"{claim_level():.2%} each (Bonferroni over the {len(claims)} claims); the rest "
-             "comes from each sweep's comparisons." if claims else
+             "comes from each sweep's comparisons." if ran else
              "Computed from the sweep's comparisons.")
     return [Heading(2, "Findings"), Paragraph(intro), Items(tuple(items), numbered=True)]

@@ -110,18 +110,26 @@ def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[Blo
     for r in rows:
         setting = (r["workload"], r["horizon"], r["k"])
         cells.setdefault(setting, {}).setdefault((r["policy"], r["params"]), {})[r["metric"]] = r
-    wanted = {s: c for s, c in cells.items()
-              if any(is_library(memories, p) for p, _ in c) and any(p == ORACLE for p, _ in c)}
-    if not wanted:
+    libraries = {s: c for s, c in cells.items() if any(is_library(memories, p) for p, _ in c)}
+    wanted = {s: c for s, c in libraries.items() if any(p == ORACLE for p, _ in c)}
+    if not libraries:
         return []
+    blocks: list[Block] = [Heading(2, "The libraries against the oracle")]
+    if wanted:
+        blocks.append(Paragraph(
+            "Each library cell as it ran: the versions its shards record, its "
+            "forgetting rule, mean [95% interval over seeds], and its "
+            "regret: the oracle's current recall minus the library's, paired by seed, "
+            "with the oracle at the smallest budget swept that holds the cell's mean "
+            "final size (∞: none does; the unbounded oracle) and the cell's embedder."))
+    lacking = sorted(set(libraries) - set(wanted))
+    if lacking:
+        blocks.append(Paragraph(
+            f"Not shown for {', '.join(setting_title(s) for s in lacking)}: this sweep ran "
+            "no `oracle` there, so there is no regret to give. Add `oracle` to its "
+            "policies, or place the sweep among the published results, whose oracle it "
+            "takes: `fbench board OUT`."))
     finals = _Finals(shards)
-    blocks: list[Block] = [
-        Heading(2, "The libraries against the oracle"),
-        Paragraph("Each library cell as it ran: the versions its shards record, its "
-                  "forgetting rule, mean [95% interval over seeds], and its "
-                  "regret: the oracle's current recall minus the library's, paired by seed, "
-                  "with the oracle at the smallest budget swept that holds the cell's mean "
-                  "final size (∞: none does; the unbounded oracle) and the cell's embedder.")]
     for setting in sorted(wanted):
         blocks += _setting_table(setting, wanted[setting], finals, memories)
     return blocks

@@ -44,10 +44,11 @@ from runner.report.blocks import (
     table,
 )
 from runner.report.categories import category_pointer, category_tables, equal_memory_pointer
-from runner.report.claims import Result
+from runner.report.claims import NOT_RUN, Result
 from runner.report.evidence import Evidence
 from runner.report.findings import (
     BUDGET_METRICS,
+    USEFUL_SHARE,
     ReportIndex,
     degenerate,
     equal_memory,
@@ -57,7 +58,7 @@ from runner.report.findings_text import findings, frontier_line, verdict_marks
 from runner.report.markdown_text import render_markdown
 from runner.report.method import method_section
 from runner.report.plots import Plots, write_plots
-from runner.report.ran import report_command, versions_section, what_ran
+from runner.report.ran import cost_section, report_command, versions_section, what_ran
 from runner.results.aggregate import UNUSED, Setting, compared_metrics, read_summary
 from runner.results.atomic import write_text
 from runner.results.comparisons import COMPARISONS, PRIMARY_METRICS
@@ -198,6 +199,7 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
                   "In each sweep's folder: every comparison with its p, Holm and BH values in "
                   "`comparisons.csv`; every metric of every cell in `summary.parquet`."),
         *what_ran(idx, final, command),
+        *cost_section(final),
         *incumbents.section(summary, final, memories or {}),
         *(found if found is not None else findings([("", idx, cmp)], claims)),
         *_reproduction(reproduction),
@@ -214,15 +216,20 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
 
 
 def _reproduction(rows: Sequence[Sequence[str]]) -> list[Block]:
-    """The reproduction table (``runner.report.reproduction.rows``), when it has rows."""
-    if not rows:
+    """The reproduction table (``runner.report.reproduction.rows``): the rows the sweeps
+    ran, and a line counting those they did not; [] when they ran none."""
+    ran = [r for r in rows if r[3] != NOT_RUN]
+    if not ran:
         return []
+    idle = len(rows) - len(ran)
+    note = (f" {idle} of the seeds' {len(rows)} numbers are not in these sweeps "
+            "(`sweeps/results.toml` runs them all)." if idle else "")
     return [Heading(2, "Reproduction of the seeds"),
             Paragraph("Holds in kind: yes or no by the verdict of the seed's claim the number "
                       "bears on (its test and effect are in Findings); a number no claim of the "
-                      "seed's covers is shown, not judged."),
+                      "seed's covers is shown, not judged." + note),
             table(["seed", "quantity", "published", "fbench mean [95% interval]", "definition",
-                   "holds in kind"], rows, "llrrll")]
+                   "holds in kind"], ran, "llrrll")]
 
 
 def _legend() -> list[Block]:
@@ -261,7 +268,8 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
                   f"comparison with `{idx.baseline}` (Holm within this setting): ▲ better, "
                   "▼ worse, ▲≈ / ▼≈ better / worse but within the margin, ≈ equivalent, "
                   "? inconclusive, = identical. ★: on the frontier of contradiction, current "
-                  f"recall and size. {TOO_FEW_NOTE}."),
+                  f"recall and size (a cell with under {USEFUL_SHARE:.0%} of the best current "
+                  f"recall here is never starred). {TOO_FEW_NOTE}."),
         table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
               "lrl" + "r" * len(metrics)),
         Paragraph(frontier_line(idx, setting))]

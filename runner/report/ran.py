@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from runner.analysis import stats
@@ -46,7 +47,8 @@ def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> 
     return [Heading(2, "What ran"), Paragraph(
         f"{count(n_jobs, 'job')}: {count(len(idx.cells), 'cell')} in "
         f"{count(len(idx.settings()), 'setting')} ({', '.join(workloads)}), "
-        f"{len(policies)} memories, n = {span(ns)} seeds per cell; fbench "
+        f"{len(policies)} {'memory' if len(policies) == 1 else 'memories'}, n = "
+        f"{span(ns)} seeds per cell; fbench "
         f"{', '.join(versions) or '?'} at {', '.join(commits) or '?'}. Baseline: "
         f"`{idx.baseline}`."
         + (f" **Below {stats.SMALL_N} seeds the intervals are wide and the tests weak**"
@@ -54,6 +56,34 @@ def what_ran(idx: ReportIndex, shards: pa.Table, command: str | None = None) -> 
            "sign-flip p can go below 0.0625)." if small else "")
         + (f" Regenerate: rerun each sweep (its spec is its folder's `sweep.json`), then "
            f"`{command}`." if command else ""))]
+
+
+def cost_section(shards: pa.Table) -> list[Block]:
+    """Each memory's cost per workload, from its jobs' final rows: the median seconds a
+    job and the mean milliseconds a query (timing: the machine's, never compared)."""
+    cols = [shards.column(c).to_pylist() for c in ("policy", "workload", "wall_s",
+                                                   "query_ms_mean")]
+    seen: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    for policy, workload, wall, ms in zip(*cols, strict=True):
+        walls, mss = seen.setdefault((policy, workload), ([], []))
+        if wall is not None:
+            walls.append(wall)
+        if ms is not None:
+            mss.append(ms)
+    workloads = sorted({w for _, w in seen})
+    rows = []
+    for policy in sorted({p for p, _ in seen}):
+        cells = []
+        for w in workloads:
+            walls, mss = seen.get((policy, w), ([], []))
+            cells.append(f"{float(np.median(walls)):.3g} s · {float(np.mean(mss)):.3g} ms"
+                         if walls and mss else "—")
+        rows.append([policy, *cells])
+    return [Heading(2, "Cost"),
+            Paragraph("Per memory and workload: the median seconds a job and the mean "
+                      "milliseconds a query, over its jobs of every setting. Timing, as this "
+                      "machine measured it: not deterministic, never compared."),
+            table(["memory", *workloads], rows, "l" + "r" * len(workloads))]
 
 
 def versions_section(shards: pa.Table) -> list[Block]:

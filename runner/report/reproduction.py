@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from runner.analysis import stats
 from runner.metrics import METRICS
-from runner.report.claims import Result
+from runner.report.claims import NOT_RUN, Result
 from runner.report.evidence import Evidence
 
 
@@ -110,7 +110,7 @@ def rows(evidence: Sequence[Evidence], results: Sequence[Result]) -> list[list[s
     for p in PUBLISHED:
         found = next((v for ev in evidence if (v := ev.find(p.workload, p.label)) is not None),
                      None)
-        text = "not run"
+        text = NOT_RUN
         if found is not None:
             x = stats.as_array(1.0 - found.by_metric["accuracy_at_1"] if p.metric == MISS_AT_1
                                else found.by_metric[p.metric])
