@@ -123,3 +123,22 @@ def test_no_published_results_is_one_line(tmp_path: Path) -> None:
     sweep(mine, "ttl", 1)
     code, output = board(mine, tmp_path / "mine")
     assert code == 2 and "no published results in" in output
+
+
+def test_the_reports_board_ranks_each_memory_once(published: Path, tmp_path: Path) -> None:
+    """Prevents the board that leads RESULTS.md listing a memory twice when two included
+    sweeps ran the same jobs, or leaving out the reference policies: every memory at its
+    defaults once, from the first sweep that ran it, and a parameter grid's other
+    points left to the sweeps' own tables."""
+    from runner.report.board import lead_cells, lead_section
+
+    finals = pq.read_table(published / "reference" / FINALS)
+    more = tmp_path / "more"
+    sweep(more, "ebbinghaus", 6, "--param", "ebbinghaus.tau=60")
+    CliRunner().invoke(app, ["aggregate", str(more), "--finals"])
+    grid = pq.read_table(more / FINALS)
+    rows = lead_cells([("first", finals, {}), ("second", finals, {}), ("grid", grid, {})])
+    assert set(rows.column("source").to_pylist()) == {"first"}
+    blocks = lead_section([("first", finals, {}), ("grid", grid, {})])
+    table = next(b for b in blocks if hasattr(b, "rows"))
+    assert sorted(r[1] for r in table.rows) == ["ebbinghaus", "keep_all"]

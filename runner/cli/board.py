@@ -38,7 +38,7 @@ def board_cmd(
     could be placed."""
     from published import folder
     from runner.analysis.board import build
-    from runner.report.board import markdown, table
+    from runner.report.board import board_table, markdown
     from runner.results.atomic import write_parquet, write_text
     from runner.results.finals import published_rows
     from runner.results.load import read_rows
@@ -57,7 +57,7 @@ def board_cmd(
     _verify(rows, found, verify)
     text = markdown(found)
     write_text(loc / "board.md", f"# The board\n\n{text}\n")
-    board = table(found)
+    board = board_table(found)
     write_parquet(loc / "board.parquet", board)
     buf = io.BytesIO()
     pacsv.write_csv(board, buf)

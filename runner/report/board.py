@@ -4,11 +4,23 @@ cost (timing, not deterministic), and each cell of yours against every published
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
-from runner.analysis.board import KEY_METRICS, YOURS, Board, Row, Setting
+from runner.analysis.board import (
+    KEY_METRICS,
+    ORACLE,
+    YOURS,
+    Board,
+    Row,
+    Setting,
+    build,
+    split_params,
+)
+from runner.report.blocks import Block, Heading, Paragraph, table
 from runner.results.tables import format_cell, variant_label
 
 HEADS = ("rank", "memory", "source", "embedder", "seeds", "regret vs oracle ↓",
@@ -70,7 +82,7 @@ def _row(values: Sequence[str]) -> str:
     return "| " + " | ".join(values) + " |"
 
 
-def table(board: Board) -> pa.Table:
+def board_table(board: Board) -> pa.Table:
     """The board as one table: a row per cell."""
     cols: dict[str, list[object]] = {k: [] for k in (
         "workload", "workload_version", "horizon", "k", "workload_params", "rank",
@@ -96,3 +108,63 @@ def table(board: Board) -> pa.Table:
             cols[f"{m}_low"].append(lo)
             cols[f"{m}_high"].append(hi)
     return pa.table(cols)
+
+
+# --- the board that leads a report ------------------------------------------------------
+
+LEAD_HEADS = ("rank", "memory", "sweep", "embedder", "seeds", "regret vs oracle ↓",
+              "contradiction ↓", "current recall ↑", "false-forget ↓", "final size",
+              "s / job")
+
+
+def lead_cells(finals: Sequence[tuple[str, pa.Table, Mapping[str, Any]]]) -> pa.Table:
+    """The rows the report's board ranks: of each sweep (name, final rows, its
+    ``memories.json``), every library cell and every reference policy at its defaults
+    (its own parameters at most an embedder), and the oracle; a cell two sweeps both ran
+    (the same jobs) is kept from the first."""
+    kept: list[pa.Table] = []
+    seen: set[str] = set()
+    for name, table_, memories in finals:
+        rows = table_.to_pylist()
+        keep = []
+        for r in rows:
+            own = json.loads(split_params(r["params"])[1])
+            library = memories.get(r["policy"], {}).get("family") == "incumbent"
+            default = set(own) <= {"store.embedder"}
+            keep.append(r["job_id"] not in seen and (library or default or r["policy"] == ORACLE))
+        picked = table_.filter(pa.array(keep, pa.bool_()))
+        seen |= set(picked.column("job_id").to_pylist())
+        kept.append(picked.append_column("source", pa.array([name] * picked.num_rows,
+                                                            pa.string())))
+    return pa.concat_tables(kept, promote_options="default")
+
+
+def lead_section(finals: Sequence[tuple[str, pa.Table, Mapping[str, Any]]]) -> list[Block]:
+    """The board that leads a report: per setting with an oracle, every library setting
+    and reference policy ranked by regret against the oracle at equal memory."""
+    board = build(lead_cells(finals))
+    if not board.rows:
+        return []
+    blocks: list[Block] = [
+        Heading(2, "The board"),
+        Paragraph("Per setting, every library setting and every reference policy at its "
+                  "defaults, ranked by regret: the oracle's current recall minus the "
+                  "memory's, paired by seed, the oracle at the smallest budget that holds "
+                  "the memory's mean final size (mean [95% interval]). The rank is the range "
+                  "the setting's paired sign-flip tests allow (Holm over all its pairs): "
+                  "memories no test tells apart share ranks. Seconds a job are timing, not "
+                  "compared. Place your own memory here: `fbench board OUT`.")]
+    for setting, rows in by_setting(board.rows):
+        blocks += [Heading(3, f"{setting.workload}, horizon {setting.horizon}, k = {setting.k}"
+                           + (f", {setting.params}" if setting.params != "{}" else "")),
+                   table(LEAD_HEADS, [lead_row(r) for r in rows], "llllr" + "r" * 6)]
+    return blocks
+
+
+def lead_row(row: Row) -> list[str]:
+    budget = f" (oracle {row.budget})" if row.budget else ""
+    return [rank_text(row), variant_label(row.cell.policy, row.cell.params), row.cell.source,
+            row.cell.embedder, str(row.n),
+            format_cell(row.regret, row.regret_low, row.regret_high) + budget,
+            *(format_cell(*row.metrics[m]) for m in KEY_METRICS),
+            f"{row.cost['wall_s']:.3g}"]

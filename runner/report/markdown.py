@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 from runner.analysis import scaling
 from runner.errors import FbenchError
 from runner.metrics import METRICS
+from runner.report import board, headroom, incumbents, rankings, reproduction, scaling_section
 from runner.report import claims as claims_mod
-from runner.report import headroom, incumbents, rankings, reproduction, scaling_section
 from runner.report.blocks import (
     Block,
     Heading,
@@ -75,7 +75,8 @@ if TYPE_CHECKING:
 # report reads is per job, from the final rows.
 # The final rows' columns the report leaves unread (the evidence reads ``params_full``,
 # "What ran" and the Versions table the provenance).
-FINAL_UNREAD = UNUSED - {"params_full", "versions", "git_commit", "fbench_version"}
+FINAL_UNREAD = UNUSED - {"params_full", "versions", "git_commit", "fbench_version",
+                         "workload_version"}
 
 
 def write_report(out: str | Loc, output: Path | None = None,
@@ -107,6 +108,8 @@ def write_report(out: str | Loc, output: Path | None = None,
     repro = reproduction.rows(evidence, results)
     top = findings([("" if f == out else f.name, ReportIndex(tables[f][0], final[f]),
                      tables[f][1].to_pylist()) for f in folders], results)
+    lead = board.lead_section([(f.name, final[f], incumbents.read_memories(f))
+                               for f in folders])
     blocks: list[Block] = []
     for f in folders:
         summary, comparisons = tables[f]
@@ -119,7 +122,8 @@ def write_report(out: str | Loc, output: Path | None = None,
             continue
         blocks += render(summary, final[f], plots, output.parent, comparisons, results, repro,
                          top, report_command(out, include, output, calibration),
-                         headroom.load(calibration) if calibration else [], memories)
+                         headroom.load(calibration) if calibration else [], memories,
+                         lead=lead)
         blocks += rankings.section(summary, [(i.name, tables[i][0]) for i in folders[1:]])
     output.parent.mkdir(parents=True, exist_ok=True)
     write_text(output, render_markdown(blocks))
@@ -182,7 +186,7 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
            found: Sequence[Block] | None = None, command: str | None = None,
            calibrations: Sequence[dict[str, Any]] = (),
            memories: incumbents.Memories | None = None,
-           included_from: str | None = None) -> list[Block]:
+           included_from: str | None = None, lead: Sequence[Block] = ()) -> list[Block]:
     """The report's blocks, from the summary and each job's ``final`` row; plot paths are
     relative to ``folder``. It leads with the answer: what ran, the numbered findings (the
     seeds' claims first), the reproduction table and one figure; then a compact table per
@@ -199,6 +203,7 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
                   "In each sweep's folder: every comparison with its p, Holm and BH values in "
                   "`comparisons.csv`; every metric of every cell in `summary.parquet`."),
         *what_ran(idx, final, command),
+        *lead,
         *cost_section(final),
         *incumbents.section(summary, final, memories or {}),
         *(found if found is not None else findings([("", idx, cmp)], claims)),
