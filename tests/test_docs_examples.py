@@ -71,6 +71,7 @@ NOT_RUN = (
     ("fbench aggregate", "needs a sweep's folder: tests/test_aggregate_report.py"),
     ("fbench report", "needs a sweep's folder: tests/test_aggregate_report.py"),
     ("fbench compact", "needs a sweep's folder: tests/test_compact.py runs these"),
+    ("fbench board", "needs a sweep's folder and published results: tests/test_board.py"),
     ("--address", "a Ray cluster: tests/test_cluster_recipe.py, tests/test_ray_cluster.py"),
     ("s3://", "object storage: tests/test_object_store.py"),
     ("longmemeval", "LongMemEval's data file: tests/test_trace.py imports its sample"),
