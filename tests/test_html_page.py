@@ -207,6 +207,21 @@ def test_sparse_pages_render(tmp_path: Path) -> None:
     assert "<nav" not in render_html(Page(title="only a title"))
 
 
+def test_the_contents_fold_each_included_sweeps_parts() -> None:
+    """Prevents a first screen that is a table of contents repeating every included
+    sweep's What ran / Method / Versions: a top-level section gets a link, the deeper
+    ones after it fold under it."""
+    sections = tuple(Section(title=t, level=lv) for t, lv in (
+        ("The board", 2), ("What ran", 2), ("Included sweep: `incumbents/`", 2),
+        ("What ran", 3), ("Method", 3), ("Versions", 3), ("Method", 2)))
+    nav = render_html(Page(title="t", sections=sections)).split("<nav")[1].split("</nav>")[0]
+    top = re.findall(r'<li><a href="#s(\d+)">', nav)
+    assert top[:3] == ["1", "2", "3"] and "7" in top
+    assert nav.count("<details>") == 1 and "<summary>3 parts</summary>" in nav
+    folded = nav.split("<details>")[1].split("</details>")[0]
+    assert re.findall(r'href="#s(\d+)"', folded) == ["4", "5", "6"]
+
+
 def test_filter_options_are_the_columns_distinct_values(page: Page) -> None:
     """Prevents a dropdown missing a value, repeating one, or offering filters on
     columns the table did not declare."""

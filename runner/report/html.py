@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import struct
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
@@ -261,6 +262,28 @@ def _drill(drill: Drill) -> list[str]:
     return lines
 
 
+def _contents(sections: Sequence[Section]) -> list[str]:
+    """One link per top-level section; the deeper sections after one (an included
+    sweep's parts) folded under it, so the first screen lists the report's parts once."""
+    groups: list[tuple[int, list[int]]] = []
+    for i, section in enumerate(sections, 1):
+        if section.level <= 2 or not groups:
+            groups.append((i, []))
+        else:
+            groups[-1][1].append(i)
+    lines = []
+    for i, inner in groups:
+        link = f'<a href="#s{i}">{inline_html(sections[i - 1].title)}</a>'
+        if not inner:
+            lines.append(f"<li>{link}</li>")
+            continue
+        lines += [f"<li>{link} <details><summary>{len(inner)} parts</summary><ol>",
+                  *(f'<li><a href="#s{j}">{inline_html(sections[j - 1].title)}</a></li>'
+                    for j in inner),
+                  "</ol></details></li>"]
+    return lines
+
+
 def render_html(page: Page) -> str:
     """The page as one HTML document; the same page always gives the same string."""
     lines = ["<!DOCTYPE html>",
@@ -278,10 +301,7 @@ def render_html(page: Page) -> str:
              f"<h1>{inline_html(page.title)}</h1>"]
     lines += [f"<p>{inline_html(p)}</p>" for p in page.intro]
     if page.sections:
-        lines += ['<nav aria-label="Contents"><ol>',
-                  *(f'<li><a href="#s{i}">{inline_html(s.title)}</a></li>'
-                    for i, s in enumerate(page.sections, 1)),
-                  "</ol></nav>"]
+        lines += ['<nav aria-label="Contents"><ol>', *_contents(page.sections), "</ol></nav>"]
     lines += ["</header>", "<main>"]
     for i, section in enumerate(page.sections, 1):
         lines += _section(section, f"s{i}")

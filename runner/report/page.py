@@ -156,6 +156,7 @@ class Section:
     tables: tuple[Table, ...] = ()
     images: tuple[Image, ...] = ()
     drills: tuple[Drill, ...] = ()
+    level: int = 2  # its heading's: the contents fold deeper ones under the one above
 
 
 @dataclass(frozen=True)

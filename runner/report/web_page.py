@@ -26,6 +26,7 @@ class _Sections:
         self.done: list[Section] = []
         self.intro: list[str] = []
         self.title = ""
+        self.level = 2
         self.paras: list[str] = []
         self.items: list[str] = []
         self.numbered = False
@@ -36,7 +37,8 @@ class _Sections:
         """End the current section (or the intro, which keeps only its paragraphs)."""
         if self.title:
             self.done.append(Section(self.title, tuple(self.paras), tuple(self.items),
-                                     self.numbered, tuple(self.tables), tuple(self.images)))
+                                     self.numbered, tuple(self.tables), tuple(self.images),
+                                     level=self.level))
         else:
             self.intro += self.paras
         self.title, self.paras, self.items, self.numbered = "", [], [], False
@@ -46,7 +48,7 @@ class _Sections:
         match block:
             case Heading(level, text) if level > 1:
                 self.close()
-                self.title = text
+                self.title, self.level = text, level
             case Paragraph(text):
                 self.paras.append(text)
             case Items(items, numbered):
