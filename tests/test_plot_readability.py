@@ -299,3 +299,18 @@ def test_the_report_links_the_same_files_and_they_are_deterministic(tmp_path: Pa
     assert [p.kind for p in first.plots] == [p.kind for p in again.plots]
     for a, b in zip(first.plots, again.plots, strict=True):
         assert a.path.read_bytes() == b.path.read_bytes(), a.path.name
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_no_point_label_prints_over_another(scenario: str) -> None:
+    """Prevents the dense frontier plots' point labels printing over one another
+    (tau = 240/500/1000 on top of each other): as laid out for the PNG, no two labels of
+    a panel overlap, and a parameter's neighbouring values share one label."""
+    for kind, fig, _ in figures(scenario):
+        assert fig.canvas is not None
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        for ax in fig.axes:
+            boxes = [t.get_window_extent(renderer) for t in ax.texts]
+            for i, a in enumerate(boxes):
+                assert not any(a.overlaps(b) for b in boxes[i + 1:]), (scenario, kind)

@@ -203,7 +203,37 @@ def frontier_fig(setting: Setting, summ: PlotSummary, full: dict[Cell, dict[str,
             ax.set_title(panel.title)
         legend_right(ax, handles, [h.get_label() for h in handles])
     fig.suptitle(f"{title} — {setting_title(setting)}")
+    declutter(fig)
     return fig
+
+
+def declutter(fig: Figure) -> None:
+    """Point labels that would print over one another, as laid out for the PNG: one of
+    the same parameter takes the other's value into its own (``tau=240/500/1000``); any
+    other is left out. Every label left is readable."""
+    assert fig.canvas is not None
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    for ax in fig.axes:
+        kept: list[Any] = []
+        for ann in list(ax.texts):
+            box = ann.get_window_extent(renderer)
+            hit = next((k for k in kept if k.get_window_extent(renderer).overlaps(box)), None)
+            if hit is None:
+                kept.append(ann)
+                continue
+            name, _, value = ann.get_text().partition("=")
+            held, _, values = hit.get_text().partition("=")
+            if name == held:
+                hit.set_text(f"{held}={values}/{value}")
+            ann.remove()
+        shown: list[Any] = []
+        for ann in kept:  # a label that grew may now reach another
+            box = ann.get_window_extent(renderer)
+            if any(k.get_window_extent(renderer).overlaps(box) for k in shown):
+                ann.remove()
+            else:
+                shown.append(ann)
 
 
 def frontier_figure(setting: Setting, summ: PlotSummary, full: dict[Cell, dict[str, Any]],

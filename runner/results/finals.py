@@ -13,8 +13,12 @@ recomputed with any statistics, and another sweep paired with it seed by seed.
 
 from __future__ import annotations
 
-import pyarrow as pa
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from runner.errors import FbenchError
 from runner.results.atomic import write_parquet
 from runner.results.layout import CHECKPOINT_COLUMNS, CHECKPOINTS, FINALS
 from runner.results.load import read_rows
@@ -29,3 +33,18 @@ def write_finals(out: str | Loc) -> pa.Table:
     write_parquet(out / FINALS, rows.final)
     write_parquet(out / CHECKPOINTS, rows.every)
     return rows.final
+
+
+def published_rows(folder: Path) -> pa.Table:
+    """The final rows of every published sweep under ``folder`` (each subfolder holding
+    a ``finals.parquet``), with a ``source`` column naming its sweep; one line naming the
+    folder when it holds none."""
+    tables = []
+    for sweep in sorted(p for p in folder.iterdir() if (p / FINALS).is_file()):
+        table = pq.read_table(sweep / FINALS)
+        tables.append(table.append_column("source", pa.array([sweep.name] * table.num_rows,
+                                                              pa.string())))
+    if not tables:
+        raise FbenchError(f"no published results in {folder}: it holds no sweep folder with "
+                          f"a {FINALS} (write one with `fbench aggregate OUT --finals`)")
+    return pa.concat_tables(tables, promote_options="default")
