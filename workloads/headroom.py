@@ -22,14 +22,6 @@ CRITERIA = {
     "d": "some false-forget in [0.05, 0.5]",
 }
 
-_WINDOW = (
-    "window = last_write_wins: window's default of 1,650 is in the contradiction seed's "
-    "turns (where it matches Ebbinghaus at τ = 150); on a 365-day stream it expires "
-    "nothing, so window is last_write_wins by rule. A window inside the horizon "
-    "(policy.window=30) tells them apart; a default in days would move window's numbers "
-    "on the turn streams."
-)
-
 # workload -> criterion -> why it is not met (every fbench workload at its current
 # version; an empty map: all four met)
 UNMET: dict[str, dict[str, str]] = {
@@ -41,11 +33,11 @@ UNMET: dict[str, dict[str, str]] = {
              "hard updates, and meets (c).",
     },
     "contradiction.retrievable": {},
-    "lifecycle": {"a": _WINDOW},
-    "lifecycle.bursty": {"a": _WINDOW},
-    "lifecycle.durable_heavy": {"a": _WINDOW},
-    "lifecycle.high_freq_skew": {"a": _WINDOW},
-    "lifecycle.recency_biased": {"a": _WINDOW},
+    "lifecycle": {},
+    "lifecycle.bursty": {},
+    "lifecycle.durable_heavy": {},
+    "lifecycle.high_freq_skew": {},
+    "lifecycle.recency_biased": {},
 }
 
 
