@@ -97,3 +97,10 @@ def outputs(root: Path) -> dict[str, Path]:
         for file in ("RESULTS.md", "RESULTS.html", "summary.parquet", "comparisons.csv"):
             found[f"{name}/{file}"] = root / name / file
     return found
+
+
+def untimed(report: Path) -> str:
+    """A report without its Cost section (timing: two runs of a job differ in it)."""
+    text = report.read_text()
+    start = text.index("## Cost")
+    return text[:start] + text[text.index("\n## ", start + 1):]

@@ -18,6 +18,7 @@ from runner.report.markdown import write_report
 from runner.results.layout import CHECKPOINTS, FINALS
 from runner.results.shard import shard_path, write_shard
 from runner.spec.resolve import make_spec
+from tests.report_cases import untimed
 
 IDENTITY = ("job_id", "workload", "workload_version", "policy", "seed", "horizon", "k",
             "params", "params_full", "embedder", "spec", "versions", "fbench_version")
@@ -108,13 +109,6 @@ def test_no_shards_and_no_finals_is_one_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["aggregate", str(tmp_path)])
     assert res.exit_code == 2
     assert len(res.output.strip().splitlines()) == 1 and "no shards" in res.output
-
-
-def untimed(report: Path) -> str:
-    """A report without its Cost section (timing: two runs of a job differ in it)."""
-    text = report.read_text()
-    start = text.index("## Cost")
-    return text[:start] + text[text.index("\n## ", start + 1):]
 
 
 def _sweep(out: Path, seeds: int) -> str:

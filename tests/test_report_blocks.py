@@ -50,7 +50,8 @@ def test_the_page_groups_blocks_into_sections(tmp_path: Path) -> None:
     """Prevents the web page from holding other content than the Markdown: the level-1
     heading lost as its title, intro paragraphs lost, a section's list, tables or figures
     given to another section, a table without its filters, a figure whose file is missing
-    shown broken, or anything before the first section shown outside a section."""
+    shown broken, anything before the first section shown outside a section, or a
+    section's heading level lost (the contents fold the deeper ones)."""
     (tmp_path / "plots").mkdir()
     (tmp_path / "plots" / "f.png").write_bytes(PNG)
     blocks = [Paragraph("Before the title."), Heading(1, "fbench results"),
@@ -68,7 +69,7 @@ def test_the_page_groups_blocks_into_sections(tmp_path: Path) -> None:
         Section("Findings", ("Intro.", "After the lists."), ("a", "b", "c"), False),
         Section("A setting", tables=(Table("A setting", ("policy", "seed", "recall ↑"),
                                            (("keep_all", "0", "0.5"),), ("policy", "seed")),),
-                images=(Image("Plot", (tmp_path / "plots" / "f.png").resolve()),)))
+                images=(Image("Plot", (tmp_path / "plots" / "f.png").resolve()),), level=3))
 
 
 def test_a_page_without_a_title_heading_is_fbench_results(tmp_path: Path) -> None:

@@ -170,14 +170,7 @@ class CognitiveMemoryAdapter:
         """After maintenance: an observation is held while its memory is in the hot tier
         or a summary holding it is (hot and not superseded itself)."""
         self._learn_summaries()
-        held: set[int] = set()
-        for mem in self.store.hot.values():
-            if mem.is_stub:
-                continue
-            if mem.id in self._obs_of:
-                held.add(self._obs_of[mem.id])
-            elif not mem.is_superseded:
-                held.update(self._members.get(mem.id, ()))
+        held = self._served()
         for obs in self._held - held:
             reason = self._why_gone(self._id_of[obs])
             self._counts[reason] = self._counts.get(reason, 0) + 1
@@ -186,6 +179,18 @@ class CognitiveMemoryAdapter:
             self.rewarmed += 1
             self._tokens += self._tokens_of[obs]
         self._held = held
+
+    def _served(self) -> set[int]:
+        """The observations the library's hot tier serves, read from its store."""
+        held: set[int] = set()
+        for mem in self.store.hot.values():
+            if mem.is_stub:
+                continue
+            if mem.id in self._obs_of:
+                held.add(self._obs_of[mem.id])
+            elif not mem.is_superseded:
+                held.update(self._members.get(mem.id, ()))
+        return held
 
     def _why_gone(self, mid: str) -> str:
         """Where the memory (or the summary that last held it) went."""
@@ -234,6 +239,10 @@ class CognitiveMemoryAdapter:
 
     def size(self) -> int:
         return len(self._held)
+
+    def stored(self) -> int:
+        """The library's own count: observations its hot tier serves (for the tests)."""
+        return len(self._served())
 
     def tokens(self) -> int:
         return self._tokens

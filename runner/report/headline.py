@@ -32,7 +32,8 @@ WORKLOAD = "contradiction"
 COLUMNS = ("contradiction_rate", "recall_current_at_k")
 EMBEDDER = "hashing"
 # The memory libraries fbench scores (the `incumbent` family of its memories).
-LIBRARIES = ("langgraph_store", "lethe_agent", "mem0", "yantrikdb")
+LIBRARIES = ("cognitive_memory", "dory", "inspeximus", "isotope_zero", "langgraph_store",
+             "lethe_agent", "mem0", "memware", "yantrikdb")
 
 
 @dataclass(frozen=True)

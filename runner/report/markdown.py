@@ -1,16 +1,17 @@
 """``RESULTS.md``: a deterministic Markdown report of a sweep, and its plots.
 
 It leads with the answer (the board of its sweeps, when they ran the oracle; what ran
-and its cost, the numbered findings, the seeds' reproduction table, one figure), then one
-compact table per setting. Every number in it is computed from ``summary.parquet`` and
-``comparisons.parquet`` (recomputed first if missing or stale) and the shards; metric
-names, directions and descriptions come from the metric declarations. Nothing depends on
-the clock or the machine: the only versions it names are the ones the shards recorded,
-and the timing the shards recorded appears only where it says so (the board's and the
-Cost section's seconds, the Scaling section's per-job slope). Plots are referenced relative to the Markdown file's folder. This module assembles
-the report as blocks (``runner.report.blocks``) and writes their two renderings, the
-Markdown (``markdown_text``) and the web page (``web_page``, ``html``); what the sections
-state is computed in ``runner.report.findings``, ``findings_text``, ``claims`` and
+and its cost, the numbered findings, the seeds' reproduction table, one figure), then
+one compact table per setting. Every number in it is computed from ``summary.parquet``
+and ``comparisons.parquet`` (recomputed first if missing or stale) and the shards;
+metric names, directions and descriptions come from the metric declarations. Nothing
+depends on the clock or the machine: the only versions it names are the ones the shards
+recorded, and the timing the shards recorded appears only where it says so (the board's
+and the Cost section's seconds, the Scaling section's per-job slope). Plots are
+referenced relative to the Markdown file's folder. This module assembles the report as
+blocks (``runner.report.blocks``) and writes their two renderings, the Markdown
+(``markdown_text``) and the web page (``web_page``, ``html``); what the sections state
+is computed in ``runner.report.findings``, ``findings_text``, ``claims`` and
 ``reproduction``; the Scaling section is ``runner.report.scaling_section``.
 """
 
@@ -188,11 +189,11 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
            included_from: str | None = None, lead: Sequence[Block] = ()) -> list[Block]:
     """The report's blocks, from the summary and each job's ``final`` row; plot paths are
     relative to ``folder``. It leads with the answer: the board (``lead``), what ran and
-    its cost, the numbered findings (the seeds' claims first), the reproduction table and
-    one figure; then a compact table per setting. ``found``: the findings (default: this sweep's own). ``included_from``: the
-    folder of a sweep included in another's report, whose equal-memory and per-category
-    tables stay in its own report, its method said by what differs, its metric legend left
-    to the report it is in."""
+    its cost, the numbered findings (the seeds' claims first), the reproduction table
+    and one figure; then a compact table per setting. ``found``: the findings (default:
+    this sweep's own). ``included_from``: the folder of a sweep included in another's
+    report, whose equal-memory and per-category tables stay in its own report, its
+    method said by what differs, its metric legend left to the report it is in."""
     idx = ReportIndex(summary, final)
     cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(final, idx.baseline)
