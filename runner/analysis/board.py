@@ -104,6 +104,7 @@ class Row:
     regret_high: float
     metrics: Mapping[str, tuple[float, float, float]]  # mean, interval
     cost: Mapping[str, float]  # mean seconds a job, ms a query: timing, not deterministic
+    per_seed: Mapping[int, float] = field(default_factory=dict)  # the regret by seed
     rank: int = 0  # best rank the intervals allow
     rank_worst: int = 0
     versus: tuple[Versus, ...] = ()
@@ -209,9 +210,7 @@ def setting_rows(cells: Cells, setting: Setting) -> list[Row]:
         return []
     rows = [r for c in sorted(by_cell) if c.policy != ORACLE
             for r in [cell_row(cells, setting, c, available)] if r is not None]
-    regrets = {r.cell: _per_seed_regret(cells, setting, r, available) for r in rows}
-    return [_versus(r, rows, regrets) if r.cell.source == YOURS else r
-            for r in rank(rows, regrets)]
+    return [_versus(r, rows) if r.cell.source == YOURS else r for r in rank(rows)]
 
 
 def cell_row(cells: Cells, setting: Setting, cell: Cell,
@@ -222,7 +221,8 @@ def cell_row(cells: Cells, setting: Setting, cell: Cell,
     if oracle is None:
         return None
     seeds = sorted(set(seeds) & set(cells.seeds(setting, oracle)))
-    delta = _regret(cells, setting, cell, oracle, seeds)
+    per_seed = _regret(cells, setting, cell, oracle, seeds)
+    delta = np.array(list(per_seed.values()))
     lo, hi = stats.interval(delta, (-1.0, 1.0))
     metrics = {}
     for m in KEY_METRICS:
@@ -233,14 +233,15 @@ def cell_row(cells: Cells, setting: Setting, cell: Cell,
         metrics[m] = (stats.mean(x) if len(x) else float("nan"), mlo, mhi)
     cost = {m: float(np.nanmean(cells.column(setting, cell, m, seeds))) for m in COST}
     return Row(setting, cell, len(delta), oracle.budget(), stats.mean(delta), lo, hi,
-               metrics, cost)
+               metrics, cost, per_seed=per_seed)
 
 
 def _regret(cells: Cells, setting: Setting, cell: Cell, oracle: Cell,
-            seeds: Sequence[int]) -> np.ndarray:
+            seeds: Sequence[int]) -> dict[int, float]:
+    """The cell's regret on each of ``seeds`` where both have a value."""
     delta = cells.column(setting, oracle, REGRET, seeds) - \
         cells.column(setting, cell, REGRET, seeds)
-    return delta[~np.isnan(delta)]
+    return {s: float(d) for s, d in zip(seeds, delta, strict=True) if not np.isnan(d)}
 
 
 def _pair(a: Mapping[int, float], b: Mapping[int, float], key: str) -> stats.Paired:
@@ -250,14 +251,14 @@ def _pair(a: Mapping[int, float], b: Mapping[int, float], key: str) -> stats.Pai
                         "lower", key, (-1.0, 1.0))
 
 
-def rank(rows: Sequence[Row], regrets: Mapping[Cell, Mapping[int, float]]) -> list[Row]:
+def rank(rows: Sequence[Row]) -> list[Row]:
     """Rows by mean regret, each with the range of ranks the setting's paired tests allow
     (module docstring)."""
     from dataclasses import replace
 
     ordered = sorted(rows, key=lambda r: (r.regret, r.cell))
     pairs = [(i, j) for i in range(len(ordered)) for j in range(i + 1, len(ordered))]
-    found = [_pair(regrets[ordered[i].cell], regrets[ordered[j].cell],
+    found = [_pair(ordered[i].per_seed, ordered[j].per_seed,
                    f"{ordered[i].cell}\x1f{ordered[j].cell}") for i, j in pairs]
     adjusted = stats.holm([p.p for p in found]) if found else np.array([])
     beaten = [0] * len(ordered)  # cells significantly better than this one
@@ -271,29 +272,17 @@ def rank(rows: Sequence[Row], regrets: Mapping[Cell, Mapping[int, float]]) -> li
             for i, r in enumerate(ordered)]
 
 
-def _versus(row: Row, rows: Sequence[Row], regrets: Mapping[Cell, Mapping[int, float]]
-            ) -> Row:
+def _versus(row: Row, rows: Sequence[Row]) -> Row:
     """``row`` (a cell of yours) with its paired Δ regret against every published row,
     Holm-adjusted over those comparisons."""
     from dataclasses import replace
 
-    found = [(o.cell, _pair(regrets[row.cell], regrets[o.cell], f"{row.cell}\x1f{o.cell}"))
+    found = [(o.cell, _pair(row.per_seed, o.per_seed, f"{row.cell}\x1f{o.cell}"))
              for o in rows if o.cell.source != YOURS]
     adjusted = stats.holm([p.p for _, p in found]) if found else np.array([])
     return replace(row, versus=tuple(
         Versus(c, p.n, p.mean, p.ci_low, p.ci_high, p.p, float(adjusted[i]))
         for i, (c, p) in enumerate(found)))
-
-
-def _per_seed_regret(cells: Cells, setting: Setting, row: Row,
-                     available: Mapping[tuple[str, int], Cell]) -> dict[int, float]:
-    embedder = row.cell.embedder if any(e == row.cell.embedder for e, _ in available) \
-        else DEFAULT_EMBEDDER
-    oracle = available[(embedder, row.budget)]
-    seeds = sorted(set(cells.seeds(setting, row.cell)) & set(cells.seeds(setting, oracle)))
-    delta = cells.column(setting, oracle, REGRET, seeds) - \
-        cells.column(setting, row.cell, REGRET, seeds)
-    return {s: float(d) for s, d in zip(seeds, delta, strict=True) if not np.isnan(d)}
 
 
 # --- what may be placed -----------------------------------------------------------------
