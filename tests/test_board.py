@@ -68,6 +68,66 @@ def test_a_memory_is_placed_ranked_and_paired(published: Path, tmp_path: Path) -
     assert (mine / "board.csv").is_file()
 
 
+@pytest.mark.example
+def test_a_plugin_swept_alone_pairs_exactly_as_in_a_joint_sweep(published: Path,
+                                                                tmp_path: Path) -> None:
+    """Prevents the board's pairing from depending on what was swept beside a memory, or
+    on the published copy: the example plugin's memory swept alone and placed on the
+    board gets, against every published cell, the same Δ, interval and p, bit for bit, as
+    when swept jointly with those memories, and its Δ against keep_all is the one the
+    joint sweep's own rows give (oracle minus memory current recall, paired by seed)."""
+    from runner.analysis import stats
+    from runner.analysis.board import build
+    from runner.results.finals import published_rows
+
+    alone, joint = tmp_path / "alone", tmp_path / "joint"
+    sweep(alone, "recency", 6)
+    sweep(joint, "recency,keep_all,ebbinghaus,oracle", 6, "--param", "oracle.capacity=0,15")
+    rows = published_rows(published)
+
+    def versus(folder: Path) -> dict[tuple[str, str], tuple[float, ...]]:
+        CliRunner().invoke(app, ["aggregate", str(folder), "--finals"])
+        placed = build(rows, pq.read_table(folder / FINALS))
+        mine = next(r for r in placed.rows if r.cell.source == YOURS
+                    and r.cell.policy == "recency")
+        return {(v.theirs.policy, v.theirs.params): (v.n, v.delta, v.ci_low, v.ci_high, v.p,
+                                                     v.p_holm) for v in mine.versus}
+
+    by_alone, by_joint = versus(alone), versus(joint)
+    assert by_alone == by_joint and len(by_alone) == 2
+    finals = pq.read_table(joint / FINALS).to_pylist()
+
+    def recall(policy: str, params: str = "{}") -> list[float]:
+        return [r["recall_current_at_k"] for r in sorted(finals, key=lambda r: r["seed"])
+                if r["policy"] == policy and r["params"] == params]
+
+    oracle = recall("oracle")  # unbounded: capacity 0 is its default
+    assert len(oracle) == 6
+    regret = {p: [o - x for o, x in zip(oracle, recall(p), strict=True)]
+              for p in ("recency", "keep_all")}
+    expected = stats.paired(regret["recency"], regret["keep_all"], "lower", "", (-1.0, 1.0))
+    n, delta, low, high, p, _ = by_alone[("keep_all", "{}")]
+    assert (n, delta, low, high, p) == (6, expected.mean, expected.ci_low, expected.ci_high,
+                                        expected.p)
+
+
+def test_html_puts_the_placed_board_at_the_head_of_the_report(published: Path,
+                                                              tmp_path: Path) -> None:
+    """Prevents --html writing a report that leads with the sweep's own board (or none)
+    instead of the one its memories were placed on: RESULTS.md and RESULTS.html both open
+    with the placed board, yours in bold among the published cells."""
+    mine = tmp_path / "mine"
+    sweep(mine, "ttl", 3)
+    code, output = board(mine, published, "--verify", "0", "--html")
+    assert code == 0, output
+    text = (mine / "RESULTS.md").read_text()
+    head = text[:text.index("## What ran")]
+    assert "## The board" in head and "| **ttl** | yours | hashing | 3 |" in head
+    assert "ebbinghaus | reference" in head
+    page = (mine / "RESULTS.html").read_text()
+    assert "The board" in page and "<strong>ttl</strong>" in page
+
+
 def test_a_setting_nothing_published_matches_is_refused_in_one_line(
         published: Path, tmp_path: Path) -> None:
     """Prevents pairing across horizons, or a traceback: the cell is refused with what
@@ -83,6 +143,46 @@ def test_a_setting_nothing_published_matches_is_refused_in_one_line(
     assert not (mine / "board.md").exists()
 
 
+def _altered(published: Path, tmp_path: Path, column: str, value: str) -> Path:
+    """A copy of the published set with every row's ``column`` set to ``value``."""
+    import pyarrow as pa
+
+    moved = tmp_path / "altered"
+    shutil.copytree(published, moved)
+    path = moved / "reference" / FINALS
+    finals = pq.read_table(path)
+    kind = finals.schema.field(column).type
+    finals = finals.set_column(finals.schema.get_field_index(column), column,
+                               pa.array([value] * finals.num_rows, kind))
+    pq.write_table(finals, path)
+    return moved
+
+
+@pytest.mark.parametrize("case", ["k", "workload version", "library version"])
+def test_each_mismatch_is_one_line_exit_2_and_nothing_written(
+        published: Path, tmp_path: Path, case: str) -> None:
+    """Prevents pairing across k, across versions of a workload, or with a published
+    library at another version: each is refused in its one line saying what differs,
+    exit 2, and no board file is written."""
+    mine = tmp_path / "mine"
+    where = published
+    if case == "k":
+        sweep(mine, "ttl", 2, "--k", "3")
+        expected = "k 3 vs published 5; run with --k 5"
+    elif case == "workload version":
+        sweep(mine, "ttl", 2)
+        where = _altered(published, tmp_path, "workload_version", "0")
+        expected = "version 2 vs published 0; the published results are of another version"
+    else:
+        sweep(mine, "keep_all", 2)
+        where = _altered(published, tmp_path, "versions", '{"numpy": "0.1"}')
+        expected = "numpy " + __import__("numpy").__version__ + " vs published 0.1"
+    code, output = board(mine, where)
+    assert code == 2 and "Traceback" not in output
+    assert expected in output, output
+    assert not [p.name for p in mine.iterdir() if p.name.startswith("board")]
+
+
 def test_seeds_the_published_results_lack_are_refused(published: Path, tmp_path: Path
                                                        ) -> None:
     """Prevents a pairing over seeds that were never published."""
@@ -92,6 +192,7 @@ def test_seeds_the_published_results_lack_are_refused(published: Path, tmp_path:
     assert code == 2
     assert "seeds 6–7 are not published (published: 0–5); run with --seed-list " \
            "0,1,2,3,4,5" in output
+    assert not (mine / "board.md").exists()
 
 
 def test_a_published_set_from_other_floats_is_caught(published: Path, tmp_path: Path

@@ -164,11 +164,15 @@ def _number(value: Any) -> float:
 # --- the oracle at a cell's budget --------------------------------------------------------
 
 
-def oracles(cells: Mapping[Cell, Any]) -> dict[tuple[str, int], Cell]:
-    """The published oracle cells of a setting by (embedder, budget)."""
-    return {(c.embedder, c.budget()): c for c in cells
-            if c.policy == ORACLE and c.source != YOURS and
-            set(json.loads(c.params)) <= ORACLE_PARAMS}
+def oracles(cells: Mapping[Cell, Mapping[int, Any]]) -> dict[tuple[str, int], Cell]:
+    """The published oracle cells of a setting by (embedder, budget): of two sweeps'
+    oracles at one budget (the same jobs), the one with the most seeds."""
+    found: dict[tuple[str, int], Cell] = {}
+    for c in sorted(cells, key=lambda c: (-len(cells[c]), c)):
+        if c.policy == ORACLE and c.source != YOURS and \
+                set(json.loads(c.params)) <= ORACLE_PARAMS:
+            found.setdefault((c.embedder, c.budget()), c)
+    return found
 
 
 def oracle_for(cell: Cell, size: float, available: Mapping[tuple[str, int], Cell]
@@ -222,6 +226,8 @@ def cell_row(cells: Cells, setting: Setting, cell: Cell,
         return None
     seeds = sorted(set(seeds) & set(cells.seeds(setting, oracle)))
     per_seed = _regret(cells, setting, cell, oracle, seeds)
+    if not per_seed:
+        return None
     delta = np.array(list(per_seed.values()))
     lo, hi = stats.interval(delta, (-1.0, 1.0))
     metrics = {}

@@ -31,11 +31,15 @@ def board_cmd(
         int, typer.Option(help="Published jobs to rerun here before pairing, besides the "
                           "oracle's (a seeded sample).")
     ] = VERIFY,
+    html: Annotated[
+        bool, typer.Option("--html", help="Also rewrite OUT's report (RESULTS.md and the "
+                           "web page RESULTS.html) to lead with this board.")
+    ] = False,
 ) -> None:
     """Place OUT's memories on the board: every published library and reference policy
     at the same setting, ranked by regret against the oracle at equal memory, paired by
-    seed; writes OUT/board.md, OUT/board.parquet and OUT/board.csv. Exit 2 when nothing
-    could be placed."""
+    seed; writes OUT/board.md, OUT/board.parquet and OUT/board.csv (with --html, OUT's
+    report leads with it). Exit 2 when nothing could be placed."""
     from published import folder
     from runner.analysis.board import build
     from runner.report.board import board_table, markdown
@@ -47,6 +51,9 @@ def board_cmd(
     if verify < 0:
         raise FbenchError(f"--verify {verify}: give a number of jobs, 0 or more")
     loc = location(out)
+    if html and not isinstance(loc, Path):
+        raise FbenchError(f"--html: {out} is remote; the report with its board is written "
+                          "beside a local sweep (copy it here, or leave out --html)")
     rows = published_rows(published or folder())
     found = build(rows, read_rows(loc, final=None).final)
     for line in found.refused:
@@ -65,6 +72,13 @@ def board_cmd(
     console.print(markdown(found, limit=10), markup=False, highlight=False, soft_wrap=True)
     console.print(f"wrote {loc / 'board.md'}, board.parquet and board.csv", markup=False,
                   highlight=False)
+    if html and isinstance(loc, Path):  # (a remote OUT was refused above)
+        from runner.report.board import placed_section
+        from runner.report.markdown import write_report
+
+        report = write_report(loc, html=loc / "RESULTS.html", board_blocks=placed_section(found))
+        console.print(f"wrote {report} and {report.with_suffix('.html')}, leading with the "
+                      "board", markup=False, highlight=False)
 
 
 def _verify(rows: pa.Table, found: Any, n: int) -> None:

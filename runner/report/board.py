@@ -21,6 +21,7 @@ from runner.analysis.board import (
     split_params,
 )
 from runner.report.blocks import Block, Heading, Paragraph, table
+from runner.report.markdown_text import render_markdown
 from runner.results.tables import format_cell, variant_label
 
 HEADS = ("rank", "memory", "source", "embedder", "seeds", "regret vs oracle ↓",
@@ -47,28 +48,43 @@ def cells(row: Row) -> list[str]:
 def markdown(board: Board, limit: int | None = None) -> str:
     """The board, a table per setting (``limit``: its first rows, and every row of
     yours), then each cell of yours against every published cell."""
-    lines: list[str] = []
+    return render_markdown(placed_blocks(board, limit)).rstrip("\n")
+
+
+def placed_blocks(board: Board, limit: int | None = None) -> list[Block]:
+    """``markdown``'s content as report blocks: a level-3 heading and a table per
+    setting, each cell of yours against every published cell after its setting's."""
+    blocks: list[Block] = []
     for setting, rows in by_setting(board.rows):
         shown = [r for i, r in enumerate(rows)
                  if limit is None or i < limit or r.cell.source == YOURS]
-        lines += [f"### {setting.label()}", "", _row(HEADS), _row(["---"] * len(HEADS)),
-                  *(_row(cells(r)) for r in shown), ""]
+        blocks += [Heading(3, setting.label()),
+                   table(HEADS, [cells(r) for r in shown], "llllr" + "r" * 7)]
         for r in rows:
             if r.cell.source == YOURS and r.versus:
-                lines += versus_markdown(r)
-    return "\n".join(lines)
+                blocks += versus_blocks(r)
+    return blocks
 
 
-def versus_markdown(row: Row) -> list[str]:
+def placed_section(board: Board) -> list[Block]:
+    """The board a sweep's report leads with once ``fbench board --html`` placed it."""
+    return [Heading(2, "The board"),
+            Paragraph("This sweep's memories (in bold) placed among the published results "
+                      "by `fbench board`: per setting, ranked by regret against the oracle "
+                      "at equal memory, paired by seed (mean [95% interval]); the rank is "
+                      "the range the setting's paired sign-flip tests allow (Holm over all "
+                      "its pairs). Seconds a job and ms a query are timing, not compared."),
+            *placed_blocks(board)]
+
+
+def versus_blocks(row: Row) -> list[Block]:
     heads = ("against", "source", "seeds", "Δ regret (yours − theirs)", "p", "p Holm")
-    out = [f"{variant_label(row.cell.policy, row.cell.params)} against each published cell "
-           "(paired by seed; Holm over these comparisons):", "", _row(heads),
-           _row(["---"] * len(heads))]
-    for v in sorted(row.versus, key=lambda v: (v.delta, v.theirs)):
-        out.append(_row([variant_label(v.theirs.policy, v.theirs.params), v.theirs.source,
-                         str(v.n), format_cell(v.delta, v.ci_low, v.ci_high),
-                         f"{v.p:.3g}", f"{v.p_holm:.3g}"]))
-    return [*out, ""]
+    body = [[variant_label(v.theirs.policy, v.theirs.params), v.theirs.source, str(v.n),
+             format_cell(v.delta, v.ci_low, v.ci_high), f"{v.p:.3g}", f"{v.p_holm:.3g}"]
+            for v in sorted(row.versus, key=lambda v: (v.delta, v.theirs))]
+    return [Paragraph(f"{variant_label(row.cell.policy, row.cell.params)} against each "
+                      "published cell (paired by seed; Holm over these comparisons):"),
+            table(heads, body, "llrrrr")]
 
 
 def by_setting(rows: Sequence[Row]) -> list[tuple[Setting, list[Row]]]:
@@ -76,10 +92,6 @@ def by_setting(rows: Sequence[Row]) -> list[tuple[Setting, list[Row]]]:
     for r in rows:
         out.setdefault(r.setting, []).append(r)
     return sorted(out.items())
-
-
-def _row(values: Sequence[str]) -> str:
-    return "| " + " | ".join(values) + " |"
 
 
 def board_table(board: Board) -> pa.Table:

@@ -81,7 +81,8 @@ FINAL_UNREAD = UNUSED - {"params_full", "versions", "git_commit", "fbench_versio
 
 def write_report(out: str | Loc, output: Path | None = None,
                  include: Sequence[str | Loc] = (), html: Path | None = None,
-                 calibration: Path | None = None, helpers: int | None = 0) -> Path:
+                 calibration: Path | None = None, helpers: int | None = 0,
+                 board_blocks: Sequence[Block] | None = None) -> Path:
     """Write the plots into ``OUT/plots``, every comparison into ``OUT/comparisons.csv``
     (every metric of every cell is ``OUT/summary.parquet``), and the report (default
     ``OUT/RESULTS.md``); each folder of ``include`` (another sweep, e.g. the incumbents')
@@ -90,7 +91,9 @@ def write_report(out: str | Loc, output: Path | None = None,
     ``calibration``: a folder of ``fbench calibrate --json`` files, shown as the Headroom
     section. A remote OUT (``runner.results.where``) keeps its tables; the plots and the
     report go to ``output``'s folder, which must then be given. ``helpers``: processes
-    that draw plots beside this one (``write_plots``; ``None``: one per other core)."""
+    that draw plots beside this one (``write_plots``; ``None``: one per other core).
+    ``board_blocks``: the board the report leads with, in place of its sweeps' own (the
+    one ``fbench board`` placed them on)."""
     out = location(out)
     if output is None:
         if isinstance(out, ArrowPath):
@@ -108,8 +111,8 @@ def write_report(out: str | Loc, output: Path | None = None,
     repro = reproduction.rows(evidence, results)
     top = findings([("" if f == out else f.name, ReportIndex(tables[f][0], final[f]),
                      tables[f][1].to_pylist()) for f in folders], results)
-    lead = board.lead_section([(f.name, final[f], incumbents.read_memories(f))
-                               for f in folders])
+    lead = board_blocks if board_blocks is not None else board.lead_section(
+        [(f.name, final[f], incumbents.read_memories(f)) for f in folders])
     blocks: list[Block] = []
     for f in folders:
         summary, comparisons = tables[f]
