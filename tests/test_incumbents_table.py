@@ -76,6 +76,33 @@ def test_the_table_leads_with_each_library_cell(sweep: Path) -> None:
     assert all(json.loads(r["versions"])["lethe-agent"] == version for r in lib.values())
 
 
+@pytest.mark.incumbents
+def test_an_included_sweeps_libraries_say_what_they_are_beside_the_board(
+        sweep: Path, tmp_path: Path) -> None:
+    """Prevents a report that gives a library's numbers twice, on the board it leads with
+    and again in an included sweep's table: included, the sweep's libraries table says
+    what each cell is (version, rule) and where its numbers are, and the board holds
+    its row."""
+    from runner.report.markdown import write_report
+
+    main = tmp_path / "main"
+    res = subprocess.run(
+        [sys.executable, "-m", "runner.cli", "sweep", "--workloads", "contradiction",
+         "--horizons", "300", "--policies", "keep_all", "--seeds", "3", "--executor",
+         "inline", "--out", str(main), "--no-report", "--quiet"],
+        capture_output=True, text=True, timeout=600, check=False)
+    assert res.returncode == 0, res.stderr
+    text = write_report(main, tmp_path / "R.md", include=[sweep]).read_text()
+    board = text[text.index("## The board"):text.index("## What ran")]
+    assert "| lethe_agent capacity=20, retention=fifo | o |" in board
+    section = text[text.index("## Included sweep"):]
+    assert "## The libraries against the oracle" not in section
+    assert "### The libraries as they ran" in section
+    version = metadata.version("lethe-agent")
+    assert (f"| lethe_agent capacity=20, retention=fifo | lethe-agent {version} | "
+            "fifo retention, capacity 20 |") in section
+
+
 def test_no_table_without_a_library(tmp_path: Path) -> None:
     """Prevents an empty incumbents heading in a sweep of fbench's own policies."""
     out = tmp_path / "o"

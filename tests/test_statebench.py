@@ -167,8 +167,8 @@ def test_a_statebench_sweep_runs_inline_and_on_ray_with_per_track_metrics(tmp_pa
                             include=[tmp_path / "ray"]).read_text()
     own, other = combined.split("## Included sweep: `ray/`")
     assert "### By query category" in own and "By query category" not in other
-    assert "Per-category tables (environmental_freshness, supersession, " \
-           "supersession_detection, supersession_maintain): in `ray/RESULTS.md`" in other
+    assert "the per-category tables (environmental_freshness, supersession, " \
+           "supersession_detection, supersession_maintain): in [`ray/RESULTS.md`]" in other
 
 
 def test_scans_of_other_categories_read_as_one_table(tmp_path: Path,

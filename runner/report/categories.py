@@ -2,7 +2,7 @@
 (a trace's, StateBench's tracks): each primary quality metric, one column per category.
 fbench's own categories (fact, durable, ...) get no table: their split columns are in
 every summary. In a report that includes another sweep, the included sweep's tables
-stay in its own report (``category_pointer``), which keeps the combined one short."""
+stay in its own report (``runner.report.markdown.own_report_line`` says where)."""
 
 from __future__ import annotations
 
@@ -50,21 +50,3 @@ def category_tables(idx: ReportIndex, setting: Setting) -> list[Block]:
         blocks += [Paragraph(f"**{directed(m)}**"),
                    table(["policy", *cats], rows, "l" + "r" * len(cats))]
     return blocks
-
-
-def category_pointer(idx: ReportIndex, setting: Setting, folder: str) -> list[Block]:
-    """Where an included sweep's per-category tables are, if its setting has any."""
-    cats = setting_categories(idx, setting)
-    if not cats:
-        return []
-    return [Paragraph(f"Per-category tables ({', '.join(cats)}): in `{folder}/RESULTS.md`, "
-                      f"which `fbench report {folder}` writes; every split column is in "
-                      f"`{folder}/summary.parquet`.")]
-
-
-def equal_memory_pointer(tables: list[Block], folder: str) -> list[Block]:
-    """Where an included sweep's equal-memory table is, if its setting has one."""
-    if not tables:
-        return []
-    return [Paragraph(f"At equal memory: in `{folder}/RESULTS.md`, which "
-                      f"`fbench report {folder}` writes.")]

@@ -102,9 +102,13 @@ class _Finals:
             f" (n={len(seeds)})" if len(seeds) != len(mine) else "")
 
 
-def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[Block]:
+def section(summary: pa.Table, shards: pa.Table, memories: Memories,
+            brief: bool = False) -> list[Block]:
     """The lead table, one per setting that has a library cell and the oracle; [] when
-    the sweep has none."""
+    the sweep has none. ``brief`` (a sweep included in another's report, which leads
+    with the board): when the sweep ran the oracle wherever it ran a library, one table
+    of what each library cell is, its numbers left to the board and to the sweep's own
+    report."""
     rows = summary.to_pylist()
     cells: dict[Setting, dict[Cell, dict[str, dict[str, Any]]]] = {}
     for r in rows:
@@ -114,6 +118,8 @@ def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[Blo
     wanted = {s: c for s, c in libraries.items() if any(p == ORACLE for p, _ in c)}
     if not libraries:
         return []
+    if brief and wanted.keys() == libraries.keys():
+        return _brief(libraries, _Finals(shards), memories)
     blocks: list[Block] = [Heading(2, "The libraries against the oracle")]
     if wanted:
         blocks.append(Paragraph(
@@ -133,6 +139,26 @@ def section(summary: pa.Table, shards: pa.Table, memories: Memories) -> list[Blo
     for setting in sorted(wanted):
         blocks += _setting_table(setting, wanted[setting], finals, memories)
     return blocks
+
+
+def _brief(libraries: dict[Setting, dict[Cell, dict[str, dict[str, Any]]]], finals: _Finals,
+           memories: Memories) -> list[Block]:
+    """Each library cell once: the versions its shards record on every setting it ran,
+    and its forgetting rule."""
+    versions: dict[Cell, list[str]] = {}
+    for setting, by_cell in libraries.items():
+        for cell in by_cell:
+            if is_library(memories, cell[0]):
+                versions.setdefault(cell, []).extend(finals.versions.get((setting, cell), []))
+    body = [[variant_label(*cell),
+             library_versions(memories[cell[0]].get("library", []), versions[cell]),
+             memories[cell[0]].get("rules", {}).get(cell[1], "")]
+            for cell in sorted(versions, key=lambda c: (c[0], params_sort_key(c[1])))]
+    return [Heading(2, "The libraries as they ran"),
+            Paragraph("Each library cell: the versions its shards record and its forgetting "
+                      "rule. Its numbers and its regret against the oracle are on the board "
+                      "this report leads with, and in the sweep's own report."),
+            table(["library", "version", "forgetting rule"], body, "lll")]
 
 
 def _oracles(by_cell: dict[Cell, dict[str, dict[str, Any]]]) -> dict[tuple[str, int], Cell]:

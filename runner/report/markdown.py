@@ -18,6 +18,7 @@ is computed in ``runner.report.findings``, ``findings_text``, ``claims`` and
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ from runner.report.blocks import (
     setting_title,
     table,
 )
-from runner.report.categories import category_pointer, category_tables, equal_memory_pointer
+from runner.report.categories import category_tables, setting_categories
 from runner.report.claims import NOT_RUN, Result
 from runner.report.evidence import Evidence
 from runner.report.findings import (
@@ -121,7 +122,9 @@ def write_report(out: str | Loc, output: Path | None = None,
         memories = incumbents.read_memories(f)
         if f != out:
             blocks += included(f, render(summary, final[f], plots, output.parent, comparisons,
-                                         found=[], memories=memories, included_from=f.name))
+                                         found=[], memories=memories,
+                                         included_from=_seen_from(f, output.parent),
+                                         on_board=bool(lead)))
             continue
         blocks += render(summary, final[f], plots, output.parent, comparisons, results, repro,
                          top, report_command(out, include, output, calibration),
@@ -152,6 +155,14 @@ def _write_page(blocks: Sequence[Block], folder: Path,
     page = with_comparisons(page_of(blocks, folder), comparisons,
                             {anchor(c.key) for c in cells})
     write_html(with_evidence(page, cells), html)
+
+
+def _seen_from(folder: Loc, base: Path) -> str:
+    """An included sweep's folder as a reader of the report in ``base`` finds it: a local
+    one relative to ``base``, a remote one by its URI."""
+    if isinstance(folder, Path):
+        return Path(os.path.relpath(folder.resolve(), base.resolve())).as_posix()
+    return str(folder)
 
 
 def _plot_folder(folder: Loc, out: Loc, output: Path) -> Path:
@@ -189,14 +200,17 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
            found: Sequence[Block] | None = None, command: str | None = None,
            calibrations: Sequence[dict[str, Any]] = (),
            memories: incumbents.Memories | None = None,
-           included_from: str | None = None, lead: Sequence[Block] = ()) -> list[Block]:
+           included_from: str | None = None, lead: Sequence[Block] = (),
+           on_board: bool = False) -> list[Block]:
     """The report's blocks, from the summary and each job's ``final`` row; plot paths are
     relative to ``folder``. It leads with the answer: the board (``lead``), what ran and
     its cost, the numbered findings (the seeds' claims first), the reproduction table
     and one figure; then a compact table per setting. ``found``: the findings (default:
     this sweep's own). ``included_from``: the folder of a sweep included in another's
-    report, whose equal-memory and per-category tables stay in its own report, its
-    method said by what differs, its metric legend left to the report it is in."""
+    report (as seen from that report's folder), whose tables per setting stay in its own
+    report, its method said by what differs, its metric legend left to the report it
+    is in. ``on_board``: its cells are on the board the report leads with, so its
+    libraries table says only what each library cell is."""
     idx = ReportIndex(summary, final)
     cmp = comparisons.to_pylist() if comparisons is not None else []
     studies = scaling.studies(final, idx.baseline)
@@ -208,7 +222,7 @@ def render(summary: pa.Table, final: pa.Table, plots: Plots, folder: Path,
         *lead,
         *what_ran(idx, final, command),
         *cost_section(final),
-        *incumbents.section(summary, final, memories or {}),
+        *incumbents.section(summary, final, memories or {}, brief=on_board),
         *(found if found is not None else findings([("", idx, cmp)], claims)),
         *_reproduction(reproduction),
         *images([p for p in plots.plots if p.kind == "frontier"][:1], folder)]
@@ -251,11 +265,18 @@ def _legend() -> list[Block]:
 
 
 def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plots: Plots,
-             folder: Path, categories: str | None = None) -> list[Block]:
+             folder: Path, own_report: str | None = None) -> list[Block]:
     """The primary metrics of each cell (bit-identical cells collapsed, degenerate ones
     flagged, the 3-axis frontier marked), each value followed by its primary verdict;
-    then the per-category tables, or, for an included sweep (``categories``: its
-    folder), where they are."""
+    then the equal-memory and per-category tables. For an included sweep
+    (``own_report``: its folder as seen from the report's), these tables stay in its
+    own report: a line says where; its frontier line and figures stay here."""
+    shown = images([p for p in plots.plots if (p.workload, p.horizon, p.k) == setting],
+                   folder)
+    if own_report is not None:
+        return [Heading(2, setting_title(setting)),
+                Paragraph(own_report_line(idx, setting, own_report)),
+                Paragraph(frontier_line(idx, setting)), *shown]
     cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
     seeds = set().union(*(idx.seeds.get(c, set()) for c in cells))
     metrics = [METRICS[n] for n in PRIMARY_METRICS if n in METRICS]
@@ -270,7 +291,7 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
         rows.append([label, str(idx.n_jobs(c)), flag]
                     + [_cell(r.get(m.name), idx.digits) + marks.get((c, m.name), "")
                        for m in metrics])
-    blocks: list[Block] = [
+    return [
         Heading(2, setting_title(setting)),
         Paragraph(f"Seeds {seed_ranges(seeds)}; mean [95% interval], then the primary "
                   f"comparison with `{idx.baseline}` (Holm within this setting): ▲ better, "
@@ -280,14 +301,24 @@ def _setting(idx: ReportIndex, cmp: list[dict[str, Any]], setting: Setting, plot
                   f"recall here is never starred). {TOO_FEW_NOTE}."),
         table(["policy", "n", "", *(directed(m) for m in metrics)], rows,
               "lrl" + "r" * len(metrics)),
-        Paragraph(frontier_line(idx, setting))]
-    if categories is None:
-        blocks += _equal_memory(idx, setting) + category_tables(idx, setting)
-    else:
-        blocks += equal_memory_pointer(_equal_memory(idx, setting), categories)
-        blocks += category_pointer(idx, setting, categories)
-    shown = [p for p in plots.plots if (p.workload, p.horizon, p.k) == setting]
-    return blocks + images(shown, folder)
+        Paragraph(frontier_line(idx, setting)),
+        *_equal_memory(idx, setting), *category_tables(idx, setting), *shown]
+
+
+def own_report_line(idx: ReportIndex, setting: Setting, folder: str) -> str:
+    """Where an included sweep's tables of a setting are: its own report."""
+    cells = [c for c in idx.in_setting(setting) if idx.same_as(c) is None]
+    parts = [f"every cell's primary metrics ({len(cells)} cells) and their verdicts "
+             f"against `{idx.baseline}`"]
+    if _equal_memory(idx, setting):
+        parts.append("the table at equal memory")
+    cats = setting_categories(idx, setting)
+    if cats:
+        parts.append(f"the per-category tables ({', '.join(cats)})")
+    what = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+    return (f"{what[0].upper()}{what[1:]}: in [`{folder}/RESULTS.md`]({folder}/RESULTS.md), "
+            "the sweep's own report (`fbench report` on its folder); every cell of every "
+            f"metric is in `{folder}/summary.parquet`.")
 
 
 def _cell(r: dict[str, Any] | None, digits: dict[str, int]) -> str:
