@@ -128,6 +128,21 @@ def test_html_puts_the_placed_board_at_the_head_of_the_report(published: Path,
     assert "The board" in page and "<strong>ttl</strong>" in page
 
 
+def test_a_job_two_published_sweeps_hold_is_one_cell(published: Path, tmp_path: Path
+                                                     ) -> None:
+    """Prevents a board listing keep_all once per published sweep that ran it: the same
+    jobs published twice are one cell, from the first sweep in name order."""
+    twice = tmp_path / "twice"
+    shutil.copytree(published, twice)
+    shutil.copytree(twice / "reference", twice / "another")
+    mine = tmp_path / "mine"
+    sweep(mine, "ttl", 3)
+    code, output = board(mine, twice, "--verify", "0")
+    assert code == 0, output
+    cells = [(r["source"], r["policy"]) for r in pq.read_table(mine / "board.parquet").to_pylist()]
+    assert sorted(cells) == [("another", "ebbinghaus"), ("another", "keep_all"), (YOURS, "ttl")]
+
+
 def test_a_setting_nothing_published_matches_is_refused_in_one_line(
         published: Path, tmp_path: Path) -> None:
     """Prevents pairing across horizons, or a traceback: the cell is refused with what

@@ -143,3 +143,20 @@ def test_a_sweep_resumed_in_a_published_folder_runs_only_what_it_lacks(
     assert untimed(grown / "RESULTS.md") == untimed(whole_main / "RESULTS.md")
     CliRunner().invoke(app, ["aggregate", str(grown), "--finals"])
     assert pq.read_table(grown / FINALS).num_rows == 6
+
+
+def test_aggregate_keeps_the_sweeps_own_baseline(tmp_path: Path) -> None:
+    """Prevents `fbench aggregate OUT` (as `make results` runs it on a published folder)
+    pairing every cell with keep_all when the sweep named another baseline: without
+    --baseline it takes the one the sweep's sweep.json records."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, [
+        "sweep", "--workloads", "contradiction", "--policies", "keep_all,oracle",
+        "--baseline", "oracle", "--horizons", "150", "--seeds", "2", "--executor", "inline",
+        "--out", str(out), "--no-report", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert CliRunner().invoke(app, ["aggregate", str(out), "--finals"]).exit_code == 0
+    meta = pq.read_schema(out / "summary.parquet").metadata
+    assert meta[b"fbench.baseline"] == b"oracle"
+    rows = pq.read_table(out / "summary.parquet").to_pylist()
+    assert {r["baseline"] for r in rows if r["policy"] == "keep_all"} == {"oracle"}

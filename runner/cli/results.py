@@ -16,8 +16,9 @@ from runner.errors import FbenchError
 def aggregate(
     out: Annotated[str, typer.Argument(help="A sweep's output folder (or its URI).")],
     baseline: Annotated[
-        str, typer.Option(help="Policy the paired deltas compare to.")
-    ] = "keep_all",
+        str | None, typer.Option(help="Policy the paired deltas compare to (default: the "
+                                 "sweep's own, as its sweep.json records it; else keep_all).")
+    ] = None,
     finals: Annotated[
         bool, typer.Option("--finals", help="Also write OUT/finals.parquet and "
                            "OUT/checkpoints.parquet: every job's final row with its whole "
@@ -30,10 +31,13 @@ def aggregate(
     published folder (no shards, OUT/finals.parquet) is reduced from its final rows."""
     from runner.results.aggregate import aggregate as run_aggregate
     from runner.results.finals import write_finals
+    from runner.results.sweep_config import sweep_baseline
     from runner.results.tables import main_table
+    from runner.results.where import location
 
     final = write_finals(out) if finals else None
-    summary = run_aggregate(out, baseline=baseline, final=final)
+    summary = run_aggregate(out, baseline=baseline or sweep_baseline(location(out)),
+                            final=final)
     # its cells name policies, workloads and parameters as given: shown as they are
     console.print(main_table(summary), markup=False)
 

@@ -37,8 +37,9 @@ def write_finals(out: str | Loc) -> pa.Table:
 
 def published_rows(folder: Path) -> pa.Table:
     """The final rows of every published sweep under ``folder`` (each subfolder holding
-    a ``finals.parquet``), with a ``source`` column naming its sweep; one line naming the
-    folder when it holds none."""
+    a ``finals.parquet``, in name order), with a ``source`` column naming its sweep; a
+    job two sweeps published (the same ``job_id``) once, from the first. One line naming
+    the folder when it holds none."""
     tables = []
     for sweep in sorted(p for p in folder.iterdir() if (p / FINALS).is_file()):
         table = pq.read_table(sweep / FINALS)
@@ -47,4 +48,10 @@ def published_rows(folder: Path) -> pa.Table:
     if not tables:
         raise FbenchError(f"no published results in {folder}: it holds no sweep folder with "
                           f"a {FINALS} (write one with `fbench aggregate OUT --finals`)")
-    return pa.concat_tables(tables, promote_options="default")
+    rows = pa.concat_tables(tables, promote_options="default")
+    seen: set[str] = set()
+    keep = []
+    for job in rows.column("job_id").to_pylist():
+        keep.append(job not in seen)
+        seen.add(job)
+    return rows.filter(pa.array(keep, pa.bool_()))
