@@ -56,37 +56,40 @@ bench-aggregate:
 	$(PY) benchmarks/bench_aggregate.py
 
 # The repository's RESULTS.md (and RESULTS.html, not committed): the committed sweep
-# configs into published/, each sweep's published rows (`fbench aggregate --finals`), then
-# the report. Each published sweep keeps in git its rows (finals.parquet, checkpoints.parquet),
-# sweep.json, memories.json, summary.parquet, comparisons.csv and plots/ (its shards stay
-# local; the report reads the same from the rows), beside published/calibration/, the
-# headroom check of every default workload.
+# configs into published/, each sweep's published rows (`fbench aggregate --finals`), each
+# included sweep's own report (published/SWEEP/RESULTS.md: its tables per setting, which
+# RESULTS.md links), then the report and README's board. Each published sweep keeps in
+# git its rows (finals.parquet, checkpoints.parquet), sweep.json, memories.json,
+# summary.parquet, comparisons.csv, RESULTS.md and plots/ (its shards stay local; the
+# report reads the same from the rows), beside published/calibration/, the headroom
+# check of every default workload. sweeps/incumbents-more.toml is published part by
+# part (`fbench sweep --config sweeps/incumbents-more.toml` resumes it) and joins
+# SWEEPS once whole.
 CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
 	lifecycle.recency_biased lifecycle.high_freq_skew lifecycle.bursty
 PUBLISHED = published
-SWEEPS = results incumbents incumbents-bounded incumbents-more frontier outside-sweep
+SWEEPS = results incumbents incumbents-bounded frontier outside-sweep
+INCLUDED = $(filter-out results,$(SWEEPS))
 
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
 	fbench sweep --config sweeps/incumbents-bounded.toml --no-report
-	fbench sweep --config sweeps/incumbents-more.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
 	fbench sweep --config sweeps/outside.toml --no-report
 	mkdir -p $(PUBLISHED)/calibration
 	for w in $(CALIBRATED); do fbench calibrate $$w --seeds 20 --executor ray \
 		--json $(PUBLISHED)/calibration/$$w.json; done
 	for s in $(SWEEPS); do fbench aggregate $(PUBLISHED)/$$s --finals >/dev/null; done
-	fbench report $(PUBLISHED)/results --include $(PUBLISHED)/incumbents \
-		--include $(PUBLISHED)/incumbents-bounded --include $(PUBLISHED)/incumbents-more \
-		--include $(PUBLISHED)/frontier \
-		--include $(PUBLISHED)/outside-sweep --output RESULTS.md --html \
-		--calibration $(PUBLISHED)/calibration
+	for s in $(INCLUDED); do fbench report $(PUBLISHED)/$$s >/dev/null; done
+	fbench report $(PUBLISHED)/results $(foreach s,$(INCLUDED),--include $(PUBLISHED)/$(s)) \
+		--output RESULTS.md --html --calibration $(PUBLISHED)/calibration
+	$(PY) -m runner.report.headline README.md
 
 # The docs site (mkdocs-material, mkdocs.yml) into site/, failing on any warning.
 docs:
 	$(PY) -m mkdocs build --strict
 
-# README's headline board, from the committed summaries in published/.
+# README's board: the top of the published board, from the rows in published/.
 readme-board:
 	$(PY) -m runner.report.headline README.md

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from runner.errors import FbenchError
-from runner.report.headline import BEGIN, END, LIBRARIES, board, board_in, with_board
+from runner.report.headline import BEGIN, END, SWEEPS, board, board_in, with_board
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -68,9 +68,9 @@ def test_readme_job_count_is_the_default_grid() -> None:
         len(jobs), len({j.policy for j in jobs}), len({j.workload for j in jobs}))
 
 
-def test_board_is_the_committed_summaries() -> None:
+def test_board_is_the_published_rows() -> None:
     """Prevents README's board from being typed in or going stale: the block between its
-    markers is exactly what runner.report.headline renders from published/*/summary.parquet
+    markers is exactly what runner.report.headline renders from published/*/finals.parquet
     (`make readme-board` rewrites it)."""
     assert board_in(README) == board(ROOT / "published")
 
@@ -94,12 +94,14 @@ def test_board_rewrite_keeps_the_rest_of_the_text() -> None:
         with_board("no markers\n", "new")
 
 
-def test_board_libraries_are_the_incumbents() -> None:
-    """Prevents the board's best-library row from missing a library fbench scores, or
-    naming one it no longer does (the `incumbent` family of its memories)."""
-    from runner.adapters import MEMORIES
-
-    assert set(LIBRARIES) == {n for n in MEMORIES.names() if MEMORIES[n].family == "incumbent"}
+def test_board_reads_the_sweeps_the_report_includes() -> None:
+    """Prevents README's board from ranking other sweeps than RESULTS.md's board, or in
+    another order (a cell two sweeps ran is shown from the first): its sweeps are the
+    Makefile's SWEEPS, in order."""
+    makefile = (ROOT / "Makefile").read_text()
+    m = re.search(r"^SWEEPS = (.+)$", makefile, re.M)
+    assert m is not None
+    assert tuple(m.group(1).split()) == SWEEPS
 
 
 def test_readme_links_resolve() -> None:

@@ -262,12 +262,14 @@ def test_too_few_flags_wide_and_approximate_intervals() -> None:
     assert not stats.too_few(1, NAN, NAN, (0.0, 1.0))
 
 
-COMMITTED_SUMMARIES = sorted((Path(__file__).parent / "golden" / "reports").glob(
-    "*/summary.parquet"))
+COMMITTED_SUMMARIES = sorted([
+    *(Path(__file__).parent / "golden" / "reports").glob("*/summary.parquet"),
+    *(Path(__file__).parent.parent / "published").glob("*/summary.parquet")])
 
 
 @pytest.mark.parametrize("path", COMMITTED_SUMMARIES,
-                         ids=[p.parent.name for p in COMMITTED_SUMMARIES])
+                         ids=[f"{p.parent.parent.name}/{p.parent.name}"
+                              for p in COMMITTED_SUMMARIES])
 def test_no_committed_interval_leaves_its_metrics_bounds(path: Path) -> None:
     """Prevents a committed summary printing a rate's interval below 0 or above 1 (the t
     interval's "[−0.000, 0.001]"), or a rate's Δ outside [−1, 1]: every cell's and every
