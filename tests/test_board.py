@@ -143,6 +143,27 @@ def test_a_job_two_published_sweeps_hold_is_one_cell(published: Path, tmp_path: 
     assert sorted(cells) == [("another", "ebbinghaus"), ("another", "keep_all"), (YOURS, "ttl")]
 
 
+def test_a_sweep_published_in_part_is_left_out(published: Path, tmp_path: Path) -> None:
+    """Prevents pairing with a published sweep that is only partly run (a long sweep is
+    published part by part): it is left out, with a line saying how much of it is there."""
+    import json
+
+    part = tmp_path / "part"
+    shutil.copytree(published, part)
+    spec = json.loads((part / "reference" / "sweep.json").read_text())
+    spec["jobs"] = spec["jobs"] * 2
+    (part / "reference" / "sweep.json").write_text(json.dumps(spec))
+    shutil.copytree(published / "reference", part / "whole")
+    mine = tmp_path / "mine"
+    sweep(mine, "ttl", 3)
+    code, output = board(mine, part, "--verify", "0")
+    assert code == 0, output
+    assert "not used: reference: 24 of its 48 jobs are published; it joins the board once " \
+           "whole" in " ".join(output.split())
+    sources = {r["source"] for r in pq.read_table(mine / "board.parquet").to_pylist()}
+    assert sources == {"whole", YOURS}
+
+
 def test_a_setting_nothing_published_matches_is_refused_in_one_line(
         published: Path, tmp_path: Path) -> None:
     """Prevents pairing across horizons, or a traceback: the cell is refused with what

@@ -54,7 +54,10 @@ def board_cmd(
     if html and not isinstance(loc, Path):
         raise FbenchError(f"--html: {out} is remote; the report with its board is written "
                           "beside a local sweep (copy it here, or leave out --html)")
-    rows = published_rows(published or folder())
+    left_out: list[str] = []
+    rows = published_rows(published or folder(), left_out)
+    for line in left_out:
+        err.print(f"not used: {line}", markup=False, highlight=False, soft_wrap=True)
     found = build(rows, read_rows(loc, final=None).final)
     for line in found.refused:
         err.print(f"not placed: {line}", markup=False, highlight=False, soft_wrap=True)

@@ -13,6 +13,7 @@ recomputed with any statistics, and another sweep paired with it seed by seed.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,19 +36,25 @@ def write_finals(out: str | Loc) -> pa.Table:
     return rows.final
 
 
-def published_rows(folder: Path) -> pa.Table:
-    """The final rows of every published sweep under ``folder`` (each subfolder holding
-    a ``finals.parquet``, in name order), with a ``source`` column naming its sweep; a
-    job two sweeps published (the same ``job_id``) once, from the first. One line naming
-    the folder when it holds none."""
+def published_rows(folder: Path, left_out: list[str] | None = None) -> pa.Table:
+    """The final rows of every whole published sweep under ``folder`` (each subfolder
+    holding a ``finals.parquet``, in name order), with a ``source`` column naming its
+    sweep; a job two sweeps published (the same ``job_id``) once, from the first. A sweep
+    published in part (fewer rows than its ``sweep.json`` lists jobs) is left out, a line
+    saying so appended to ``left_out``. One line naming the folder when it holds none."""
     tables = []
     for sweep in sorted(p for p in folder.iterdir() if (p / FINALS).is_file()):
         table = pq.read_table(sweep / FINALS)
+        why = _partial(sweep, table.num_rows)
+        if why is not None:
+            if left_out is not None:
+                left_out.append(why)
+            continue
         tables.append(table.append_column("source", pa.array([sweep.name] * table.num_rows,
                                                               pa.string())))
     if not tables:
-        raise FbenchError(f"no published results in {folder}: it holds no sweep folder with "
-                          f"a {FINALS} (write one with `fbench aggregate OUT --finals`)")
+        raise FbenchError(f"no published results in {folder}: it holds no whole sweep folder "
+                          f"with a {FINALS} (write one with `fbench aggregate OUT --finals`)")
     rows = pa.concat_tables(tables, promote_options="default")
     seen: set[str] = set()
     keep = []
@@ -55,3 +62,16 @@ def published_rows(folder: Path) -> pa.Table:
         keep.append(job not in seen)
         seen.add(job)
     return rows.filter(pa.array(keep, pa.bool_()))
+
+
+def _partial(sweep: Path, rows: int) -> str | None:
+    """A line when a published sweep holds fewer final rows than its ``sweep.json`` lists
+    jobs (published part by part, not yet whole); None when it is whole or lists none."""
+    try:
+        wanted = len(json.loads((sweep / "sweep.json").read_text())["jobs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if rows >= wanted:
+        return None
+    return (f"{sweep.name}: {rows:,} of its {wanted:,} jobs are published; it joins the "
+            "board once whole")
