@@ -62,19 +62,19 @@ bench-aggregate:
 # git its rows (finals.parquet, checkpoints.parquet), sweep.json, memories.json,
 # summary.parquet, comparisons.csv, RESULTS.md and plots/ (its shards stay local; the
 # report reads the same from the rows), beside published/calibration/, the headroom
-# check of every default workload. sweeps/incumbents-more.toml is published part by
-# part (`fbench sweep --config sweeps/incumbents-more.toml` resumes it) and joins
-# SWEEPS once whole.
+# check of every default workload. A sweep longer than a sitting is published part by
+# part (its rows committed as they come; `fbench sweep --config ...` resumes it).
 CALIBRATED = contradiction contradiction.retrievable lifecycle lifecycle.durable_heavy \
 	lifecycle.recency_biased lifecycle.high_freq_skew lifecycle.bursty
 PUBLISHED = published
-SWEEPS = results incumbents incumbents-bounded frontier outside-sweep
+SWEEPS = results incumbents incumbents-bounded incumbents-more frontier outside-sweep
 INCLUDED = $(filter-out results,$(SWEEPS))
 
 results:
 	fbench sweep --config sweeps/results.toml --no-report
 	fbench sweep --config sweeps/incumbents.toml --no-report
 	fbench sweep --config sweeps/incumbents-bounded.toml --no-report
+	fbench sweep --config sweeps/incumbents-more.toml --no-report
 	fbench sweep --config sweeps/frontier.toml --no-report
 	fbench sweep --config sweeps/outside.toml --no-report
 	mkdir -p $(PUBLISHED)/calibration

@@ -94,7 +94,7 @@ def test_an_included_sweeps_libraries_say_what_they_are_beside_the_board(
     assert res.returncode == 0, res.stderr
     text = write_report(main, tmp_path / "R.md", include=[sweep]).read_text()
     board = text[text.index("## The board"):text.index("## What ran")]
-    assert "| lethe_agent capacity=20, retention=fifo | o |" in board
+    assert "| lethe_agent capacity=20, retention=fifo | " in board
     section = text[text.index("## Included sweep"):]
     assert "## The libraries against the oracle" not in section
     assert "### The libraries as they ran" in section

@@ -20,12 +20,12 @@ def test_results_md_is_small_enough_to_read() -> None:
 
 
 def test_the_board_leads_then_findings_reproduction_and_a_figure() -> None:
-    """Prevents a buried answer: the report opens with the board, and the 80 lines after it
-    hold what ran, the numbered findings (every seed's claim with its verdict), the whole
-    reproduction table and one figure."""
+    """Prevents a buried answer: the report opens with the board, and the 100 lines after
+    it hold what ran and its cost, the numbered findings (every seed's claim with its
+    verdict), the whole reproduction table and one figure."""
     lines = RESULTS.read_text().splitlines()
     assert next(ln for ln in lines if ln.startswith("## ")) == "## The board"
-    head = lines[lines.index("## What ran"):][:80]
+    head = lines[lines.index("## What ran"):][:100]
     text = "\n".join(head)
     assert "## Findings" in text
     for claim in CLAIMS:
@@ -46,7 +46,8 @@ def test_full_tables_and_the_web_page_are_committed_beside_it() -> None:
     """Prevents a trimmed report whose full tables are nowhere: every metric of every cell
     (summary.parquet) and every comparison with its p and q (comparisons.csv) per
     published sweep, and every plot RESULTS.md links committed beside them."""
-    for sweep in ("results", "incumbents", "incumbents-bounded", "frontier", "outside-sweep"):
+    for sweep in ("results", "incumbents", "incumbents-bounded", "incumbents-more", "frontier",
+                  "outside-sweep"):
         for name in ("summary.parquet", "comparisons.csv", "finals.parquet"):
             path = SHIPPED / sweep / name
             assert path.is_file() and path.stat().st_size > 1000, path

@@ -124,7 +124,7 @@ def board_table(board: Board) -> pa.Table:
 
 # --- the board that leads a report ------------------------------------------------------
 
-LEAD_HEADS = ("rank", "memory", "sweep", "embedder", "seeds", "regret vs oracle ↓",
+LEAD_HEADS = ("rank", "memory", "embedder", "seeds", "regret vs oracle ↓",
               "contradiction ↓", "current recall ↑", "false-forget ↓", "final size",
               "s / job")
 
@@ -169,13 +169,13 @@ def lead_section(finals: Sequence[tuple[str, pa.Table, Mapping[str, Any]]]) -> l
     for setting, rows in by_setting(board.rows):
         blocks += [Heading(3, f"{setting.workload}, horizon {setting.horizon}, k = {setting.k}"
                            + (f", {setting.params}" if setting.params != "{}" else "")),
-                   table(LEAD_HEADS, [lead_row(r) for r in rows], "llllr" + "r" * 6)]
+                   table(LEAD_HEADS, [lead_row(r) for r in rows], "lllr" + "r" * 6)]
     return blocks
 
 
 def lead_row(row: Row) -> list[str]:
     budget = f" (oracle {row.budget})" if row.budget else ""
-    return [rank_text(row), variant_label(row.cell.policy, row.cell.params), row.cell.source,
+    return [rank_text(row), variant_label(row.cell.policy, row.cell.params),
             row.cell.embedder, str(row.n),
             format_cell(row.regret, row.regret_low, row.regret_high) + budget,
             *(format_cell(*row.metrics[m]) for m in KEY_METRICS),
