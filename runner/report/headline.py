@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from runner.analysis.board import Row, Setting, build
 from runner.errors import FbenchError
-from runner.report.blocks import Paragraph, table
+from runner.report.blocks import Paragraph, setting_title, table
 from runner.report.board import by_setting, lead_cells, rank_text
 from runner.report.incumbents import read_memories
 from runner.report.markdown_text import render_markdown
@@ -73,7 +73,8 @@ def board(published: Path) -> str:
     if library not in shown:
         shown.append(library)
     low, high = min(r.n for r in rows), max(r.n for r in rows)
-    caption = (f"Setting: {WORKLOAD}, horizon {setting.horizon} turns, k = {setting.k}; "
+    title = setting_title((setting.workload, setting.horizon, setting.k))
+    caption = (f"Setting: {title}; "
                f"{high if low == high else f'{low}–{high}'} seeds; "
                f"the top {TOP} of {len(rows)} memories and the best-ranked library. Regret "
                "is the oracle's current recall minus the memory's, paired by seed, the "

@@ -13,7 +13,6 @@ recomputed with any statistics, and another sweep paired with it seed by seed.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +22,7 @@ from runner.errors import FbenchError
 from runner.results.atomic import write_parquet
 from runner.results.layout import CHECKPOINT_COLUMNS, CHECKPOINTS, FINALS
 from runner.results.load import read_rows
+from runner.results.sweep_config import read_sweep_record
 from runner.results.where import Loc, location
 
 
@@ -68,8 +68,8 @@ def _partial(sweep: Path, rows: int) -> str | None:
     """A line when a published sweep holds fewer final rows than its ``sweep.json`` lists
     jobs (published part by part, not yet whole); None when it is whole or lists none."""
     try:
-        wanted = len(json.loads((sweep / "sweep.json").read_text())["jobs"])
-    except (OSError, ValueError, KeyError, TypeError):
+        wanted = sum(1 for _ in read_sweep_record(location(sweep) / "sweep.json")[2])
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
         return None
     if rows >= wanted:
         return None
