@@ -38,7 +38,12 @@ Parts:
 
 11. ``embeddings``: the incumbents sweep's MiniLM cells on one stream per workload,
    each job alone (the process's embedding caches emptied first) and sharing them
-   (``benchmarks/bench_embeddings.py``; target: shared >= 3x faster).
+   (``benchmarks/bench_embeddings.py``).
+
+   ``embeddings_sweep``: the same cells on 2 seeds at a quarter of each default horizon
+   (108 jobs), swept on Ray by the code before the caches (``bench_embeddings.BEFORE``,
+   a temporary git worktree) and by this checkout, in turn, 3 times each
+   (``benchmarks/bench_embeddings.py --before``; target: >= 3x faster).
 
 12. ``samples``: the default grid at 2 seeds, swept without and with ``--samples`` in
    turn: the jobs' seconds ratio and the samples' size, projected to 50 seeds
@@ -61,7 +66,7 @@ from typing import Any
 
 RESULTS = Path(__file__).parent / "results.json"
 PARTS = ("run", "horizons", "store", "executors", "aggregate", "seed", "sweep", "driver",
-         "startup", "incumbents", "embeddings", "samples")
+         "startup", "incumbents", "embeddings", "embeddings_sweep", "samples")
 
 
 def _run_part(args: argparse.Namespace) -> dict[str, Any]:
@@ -132,6 +137,12 @@ def _embeddings(args: argparse.Namespace) -> dict[str, Any]:
     return measure()
 
 
+def _embeddings_sweep(args: argparse.Namespace) -> dict[str, Any]:
+    from benchmarks.bench_embeddings import measure_sweep
+
+    return measure_sweep()
+
+
 def _samples(args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.bench_samples import measure
 
@@ -157,7 +168,7 @@ def _driver(args: argparse.Namespace) -> dict[str, Any]:
 RUNNERS = {"run": _run_part, "driver": _driver, "horizons": _horizons, "store": _store,
            "executors": _executors, "aggregate": _aggregate, "seed": _seed, "sweep": _sweep,
            "startup": _startup, "incumbents": _incumbents, "embeddings": _embeddings,
-           "samples": _samples}
+           "embeddings_sweep": _embeddings_sweep, "samples": _samples}
 
 
 def loop_seconds() -> float:

