@@ -125,7 +125,7 @@ class SingleTextMemo:
         modality's name) by ``repr``; None unless the batch holds one text."""
         import torch
 
-        key = []
+        key: list[tuple[Any, ...]] = []
         for name, value in sorted(features.items()):
             if isinstance(value, torch.Tensor):
                 if value.ndim == 0 or value.shape[0] != 1:
