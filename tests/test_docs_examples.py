@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -538,3 +539,34 @@ def test_statistics_page_quotes_the_coverage_study() -> None:
     assert (f"finds it at {100 * chosen['all']['min_coverage']:.1f}% or more everywhere, "
             f"where the \"\n        \"t interval fell to "
             f"{100 * methods['t']['all']['min_coverage']:.0f}% on zero-heavy rates") in source
+
+
+def decidable_table() -> str:
+    """docs/statistics.md's table of what n seeds can decide, as ``stats`` gives it."""
+    from runner.analysis import stats
+
+    steps = np.round(np.arange(0.005, 1.0001, 0.005), 3)
+    rows = ["| seeds | no valid interval below | ends splitting α: none below "
+            "| betting excludes 0 from |", "|---|---|---|---|"]
+    for n in (5, 10, 20, 50):
+        lo, _ = stats.betting_ci(np.repeat(steps[:, None], n, axis=1), (-1.0, 1.0))
+        first = f"{steps[np.argmax(lo > 0)]:.2f}" if (lo > 0).any() else "never"
+        rows.append(f"| {n} | {stats.decidable_delta(n):.2f} | "
+                    f"{stats.decidable_delta(n, sides=2):.2f} | {first} |")
+    return "\n".join("  " + r for r in rows)
+
+
+def test_statistics_page_quotes_what_seeds_can_decide() -> None:
+    """Prevents docs/statistics.md from quoting limits on what n seeds can decide, or
+    where the betting interval first excludes 0, that the code does not give, and the
+    report's Method from dropping the limit at its own seed count."""
+    from runner.analysis import stats
+    from runner.report.method import decidable_note
+
+    text = (ROOT / "docs" / "statistics.md").read_text()
+    assert decidable_table() in text
+    need = next(m for m in range(2, 1000) if stats.decidable_delta(m, sides=2) <= 0.1)
+    assert f"a Δ of 0.1 needs at least {need} seeds" in text
+    assert decidable_note(20).startswith(
+        f"No interval that holds 95% for every distribution within the bounds can show a "
+        f"rate's Δ below {stats.decidable_delta(20):.2f} to be nonzero from 20 seeds")

@@ -290,3 +290,31 @@ def test_no_committed_interval_leaves_its_metrics_bounds(path: Path) -> None:
             assert low <= a <= b <= high, (row["workload"], row["policy"], row["metric"])
             checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize("n", [5, 10, 20, 50])
+def test_no_valid_interval_decides_a_delta_below_decidable_delta(n: int) -> None:
+    """Prevents the report's limit on what n seeds can decide from being wrong: just below
+    ``decidable_delta(n)``, a distribution within [-1, 1] with mean exactly 0 gives n
+    seeds all at d with probability above α (so an interval excluding 0 on them would
+    miss it too often); just above, every such distribution's chance is at most α."""
+    alpha = 1 - stats.LEVEL
+    for sides in (1, 2):
+        floor = stats.decidable_delta(n, sides=sides)
+        for d, exceeds in ((floor * 0.999, True), (floor * 1.001, False)):
+            p_low = d / (1 + d)  # mass at -1 that makes the mean 0
+            assert (1 - p_low) * d - p_low == pytest.approx(0.0, abs=1e-12)
+            assert ((1 - p_low) ** n > alpha / sides) is exceeds
+
+
+@pytest.mark.parametrize("n", [10, 20, 50])
+def test_betting_interval_decides_constant_deltas_near_its_floor(n: int) -> None:
+    """Prevents an invalid or a needlessly weak betting interval: on n seeds all at one Δ
+    it keeps 0 below the floor of any interval that splits α between its ends (doing
+    otherwise would break its coverage), and excludes 0 by 1.2 times that floor (bets
+    too timid would need many more seeds)."""
+    floor = stats.decidable_delta(n, sides=2)
+    deltas = np.array([floor * 0.99, floor * 1.2])
+    lo, hi = stats.betting_ci(np.repeat(deltas[:, None], n, axis=1), (-1.0, 1.0))
+    assert lo[0] <= 0 <= hi[0]
+    assert lo[1] > 0

@@ -221,6 +221,17 @@ def _boundary(y: np.ndarray, bets: np.ndarray, cap: float, threshold: float, abo
     return np.where(edge, outer, 0.0 if above else 1.0)
 
 
+def decidable_delta(n: int, level: float = LEVEL, sides: int = 1) -> float:
+    """The smallest Δ of a rate (within [-1, 1]) that an interval holding ``level`` for
+    every distribution within the bounds can show to be nonzero from n seeds, even when
+    every seed's Δ is that value d: ``(sides/α)^(1/n) - 1``. Below it the distribution
+    with Δ = d at probability 1/(1 + d) and -1 otherwise has mean 0, yet gives n seeds
+    all at d with probability above α (above α/2 for ``sides`` = 2, an interval such as
+    the hedged betting one that splits α between its two ends), so an interval that
+    excluded 0 on such seeds would miss that mean too often. Above 1: no n-seed Δ can."""
+    return (sides / (1.0 - level)) ** (1.0 / n) - 1.0
+
+
 def too_few(n: int | None, lo: float | None, hi: float | None, bounds: Bounds) -> bool:
     """Too few seeds for the interval to inform: within finite bounds, it spans ``WIDE``
     of their range or more; otherwise (a t interval) it rests on fewer than ``SMALL_N``

@@ -34,7 +34,8 @@ def method_section(idx: ReportIndex, scaled: bool = False,
         "resampling the default sweep's own cells at 5, 10 and 20 seeds "
         "(`benchmarks/bench_coverage.py`) finds it at 97.8% or more everywhere, where the "
         "t interval fell to 19% on zero-heavy rates. The price is width: at 5 seeds a "
-        f"rate's interval spans most of [0, 1]. {TOO_FEW_NOTE}.",
+        f"rate's interval spans most of [0, 1]. {decidable_note(n_min)} "
+        f"{TOO_FEW_NOTE}.",
         f"**Pairing.** Each cell is paired by seed with `{idx.baseline}` at its defaults, at "
         "the same workload, horizon, k, non-policy parameters and **the same embedder** (the "
         "one the shards recorded); a cell with no such baseline is not paired.",
@@ -64,3 +65,18 @@ def method_section(idx: ReportIndex, scaled: bool = False,
         f"**Timing metrics** ({timing}) are not deterministic: left out"
         + (", except the Scaling section's per-job seconds." if scaled else "."),
     ))]
+
+
+def decidable_note(n: int) -> str:
+    """What no interval valid for every distribution can decide from n seeds, and how many
+    seeds a Δ of 0.1 of a rate needs at least (``stats.decidable_delta``)."""
+    if n < 2:
+        return ""
+    any_valid, betting = stats.decidable_delta(n), stats.decidable_delta(n, sides=2)
+    need = next(m for m in range(2, 10_000) if stats.decidable_delta(m, sides=2) <= 0.1)
+    limit = f"a rate's Δ below {any_valid:.2f}" if any_valid < 1 else "any rate's Δ"
+    split = f"can show none below {betting:.2f}" if betting < 1 else "can show none"
+    return (f"No interval that holds 95% for every distribution within the bounds can show "
+            f"{limit} to be nonzero from {n} seeds, even when every seed has that Δ; the "
+            f"betting interval, whose two ends split α, {split}, and one of 0.1 only from "
+            f"{need} seeds.")
