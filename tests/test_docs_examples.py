@@ -553,7 +553,7 @@ def decidable_table() -> str:
         first = f"{steps[np.argmax(lo > 0)]:.2f}" if (lo > 0).any() else "never"
         rows.append(f"| {n} | {stats.decidable_delta(n):.2f} | "
                     f"{stats.decidable_delta(n, sides=2):.2f} | {first} |")
-    return "\n".join("  " + r for r in rows)
+    return "\n".join(rows)
 
 
 def test_statistics_page_quotes_what_seeds_can_decide() -> None:
