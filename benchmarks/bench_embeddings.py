@@ -8,7 +8,7 @@ a worker running one stream's jobs one after another keeps them). The order of t
 alternates by workload. The figures are each cell's seconds both ways and the ratio of
 the totals. Usage: ``python benchmarks/bench_embeddings.py [--horizon 0.25]``.
 
-``--before REV`` measures the sweep instead: ``SLICE``, the incumbents sweep's MiniLM
+``--before REV`` measures the sweep instead: ``SLICE``, ``sweeps/incumbents.toml``'s MiniLM
 cells on 2 seeds at a quarter of each default horizon (108 jobs), swept on Ray by the
 code at REV (checked out in a temporary git worktree: the revision before the caches,
 ``BEFORE``) and by this checkout, in turn, ``--runs`` times each; the figures are each
@@ -31,23 +31,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "ce71c0e^"  # the revision before the process-wide embedding caches
-SLICE = """
-seeds = 2
-workloads = ["contradiction", "lifecycle", "statebench"]
-policies = ["lethe_agent", "mem0", "langgraph_store", "yantrikdb", "lethe", "ebbinghaus",
-            "keep_all", "oracle"]
-horizons = ["0.25x"]
-
-[params]
-"lethe_agent.retention" = ["score_decay", "fifo"]
-"mem0.expire_days" = [0, 7, 30]
-"langgraph_store.backend" = ["sqlite"]
-"langgraph_store.ttl_days" = [0, 7, 30]
-"oracle.capacity" = [0, 15, 30, 60, 120, 240]
-embedder = ["minilm"]
-"""
-SWEEP = ("import sys, runner.cli as c; sys.argv = ['fbench', 'sweep', '--config', sys.argv[1], "
-         "'--out', sys.argv[2], '--executor', 'ray', '--no-report', '--quiet']; c.main()")
+SWEEP_CONFIG = ROOT / "sweeps" / "incumbents.toml"
+# its MiniLM cells on 2 seeds at a quarter of each default horizon
+SLICE = ("--seeds", "2", "--horizons", "0.25x", "--param", "embedder=minilm")
+SWEEP = ("import sys, runner.cli as c; sys.argv = ['fbench', 'sweep', *sys.argv[1:], "
+         "'--executor', 'ray', '--no-report', '--quiet']; c.main()")
 
 # (policy, params): the incumbents sweep's cells on MiniLM
 CELLS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
@@ -117,12 +105,13 @@ def measure(share: float = 0.25, log: Any = print) -> dict[str, Any]:
     return out
 
 
-def sweep_seconds(code: Path, config: Path, out: Path) -> float:
-    """Wall seconds of one ``fbench sweep`` of ``config`` by the code in ``code``."""
+def sweep_seconds(code: Path, out: Path) -> float:
+    """Wall seconds of one ``fbench sweep`` of ``SLICE`` by the code in ``code``."""
     env = {**os.environ, "PYTHONPATH": str(code)}
+    args = ["--config", str(SWEEP_CONFIG), *SLICE, "--out", str(out)]
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", SWEEP, str(config), str(out)], cwd=out.parent,
-                   env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-c", SWEEP, *args], cwd=out.parent, env=env,
+                   check=True, capture_output=True)
     return time.perf_counter() - t
 
 
@@ -131,8 +120,6 @@ def measure_sweep(before: str = BEFORE, runs: int = 3, log: Any = print) -> dict
     seconds: dict[str, list[float]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory(prefix="fbench-bench-embed-") as tmp:
         base = Path(tmp)
-        config = base / "slice.toml"
-        config.write_text(SLICE)
         tree = base / "before"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree),
                         before], check=True, capture_output=True)
@@ -141,7 +128,7 @@ def measure_sweep(before: str = BEFORE, runs: int = 3, log: Any = print) -> dict
                 order = ("before", "after") if i % 2 == 0 else ("after", "before")
                 for who in order:
                     code = tree if who == "before" else ROOT
-                    s = sweep_seconds(code, config, base / f"{who}{i}")
+                    s = sweep_seconds(code, base / f"{who}{i}")
                     seconds[who].append(s)
                     log(f"run {i + 1}: {who} {s:.1f} s")
             jobs = len(json.loads((base / "after0" / "sweep.json").read_text())["jobs"])
